@@ -1,0 +1,6 @@
+"""Shared pytest set-up: fixtures live in tests/fixtures, one module per service."""
+
+pytest_plugins = [
+    "tests.fixtures.s3",
+    "tests.fixtures.prefect_server",
+]
