@@ -1,0 +1,1 @@
+"""HTTP edges of the control plane: thin handlers over services."""

@@ -1,0 +1,64 @@
+"""The control-plane Litestar app: dashboard, tenant API, operator API."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import structlog
+from litestar import Litestar, MediaType, Request, get
+from litestar.datastructures import State
+from litestar.di import Provide
+from litestar.openapi import OpenAPIConfig
+
+from control_plane.api.deps import provide_principal, provide_services
+from control_plane.api.errors import EXCEPTION_HANDLERS
+from control_plane.api.ops_api import OperatorController
+from control_plane.api.tenant_api import DocumentController, OperationController
+from control_plane.services.container import Services
+from control_plane.settings import Settings
+
+
+@get("/healthz", media_type=MediaType.JSON, include_in_schema=True)
+async def healthz(state: State) -> dict[str, Any]:
+    """Liveness: the process can serve."""
+    services: Services = state.services
+    return {"status": "ok", "prefect_api": services.settings.dispatch.api_url}
+
+
+async def _bind_request(request: Request[Any, Any, Any]) -> None:
+    structlog.contextvars.clear_contextvars()
+    request_id = request.headers.get("x-request-id") or uuid.uuid4().hex
+    structlog.contextvars.bind_contextvars(request_id=request_id[:64], path=request.url.path)
+
+
+def create_app(settings: Settings | None = None, *, services: Services | None = None) -> Litestar:
+    settings = settings or Settings.from_env()
+    services = services or Services.build(settings)
+
+    @asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            await services.gateway.close()
+
+    return Litestar(
+        route_handlers=[healthz, OperatorController, DocumentController, OperationController],
+        state=State({"services": services}),
+        dependencies={
+            "services": Provide(provide_services, sync_to_thread=False),
+            "principal": Provide(provide_principal, sync_to_thread=True),
+        },
+        exception_handlers=EXCEPTION_HANDLERS,
+        before_request=_bind_request,
+        lifespan=[lifespan],
+        request_max_body_size=settings.control_plane.max_body_bytes,
+        openapi_config=OpenAPIConfig(title="Pressroom control plane", version="0.1.0", path="/schema"),
+        debug=False,
+    )
+
+
+__all__ = ["create_app"]

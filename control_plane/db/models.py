@@ -1,0 +1,59 @@
+"""Control-plane tables (their own registry: never mixed with workspace tables)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import UniqueConstraint
+from sqlalchemy.orm import registry
+from sqlmodel import Field, SQLModel
+
+from tenant_runtime.ids import new_id, utcnow
+
+
+class ControlPlaneModel(SQLModel, registry=registry()):
+    """Base of every control-plane table."""
+
+
+class Tenant(ControlPlaneModel, table=True):
+    id: int | None = Field(default=None, primary_key=True)
+    slug: str = Field(unique=True, index=True, max_length=39)
+    name: str = Field(max_length=200)
+    status: str = Field(default="active", max_length=20)  # active | suspended
+    publishes_per_hour: int = 600
+    created_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)
+
+
+class User(ControlPlaneModel, table=True):
+    __tablename__ = "pressroom_user"
+
+    id: str = Field(default_factory=lambda: new_id("usr"), primary_key=True, max_length=40)
+    name: str = Field(max_length=200)
+    email: str | None = Field(default=None, unique=True, max_length=320)
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class Membership(ControlPlaneModel, table=True):
+    __table_args__ = (UniqueConstraint("user_id", "tenant_id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    user_id: str = Field(foreign_key="pressroom_user.id", index=True, max_length=40)
+    tenant_id: int = Field(foreign_key="tenant.id", index=True)
+    role: str = Field(max_length=20)  # owner | editor | viewer
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class ApiToken(ControlPlaneModel, table=True):
+    """A bearer token, stored only as its SHA-256 (tokens are 256-bit random)."""
+
+    __tablename__ = "api_token"
+
+    id: str = Field(default_factory=lambda: new_id("tok"), primary_key=True, max_length=40)
+    token_hash: str = Field(unique=True, index=True, max_length=64)
+    kind: str = Field(max_length=20)  # operator | member
+    user_id: str | None = Field(default=None, foreign_key="pressroom_user.id", max_length=40)
+    tenant_id: int | None = Field(default=None, foreign_key="tenant.id", index=True)
+    label: str = Field(default="", max_length=200)
+    created_at: datetime = Field(default_factory=utcnow)
+    revoked_at: datetime | None = None

@@ -1,0 +1,1 @@
+"""Control-plane services: the logic behind the thin HTTP and CLI edges."""

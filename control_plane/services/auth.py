@@ -1,0 +1,111 @@
+"""Bearer tokens: issue (shown once), store hashed, resolve to a principal."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+
+from sqlalchemy import Engine
+from sqlmodel import Session, select
+
+from control_plane.db.models import ApiToken, Membership, Tenant, User
+from tenant_runtime.errors import BadRequest, NotFound, Unauthorized
+from tenant_runtime.workspace import ROLE_PERMISSIONS, Actor
+
+MEMBER_ROLES = ("owner", "editor", "viewer")
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who a request is: an operator, or a member of exactly one tenant with a role."""
+
+    token_id: str
+    kind: str  # operator | member
+    user_id: str | None = None
+    tenant_slug: str | None = None
+    role: str | None = None
+
+    @property
+    def is_operator(self) -> bool:
+        return self.kind == "operator"
+
+    def actor(self) -> Actor:
+        if self.is_operator:
+            return Actor.for_role(f"operator:{self.token_id}", "owner")
+        return Actor.for_role(self.user_id or self.token_id, self.role or "viewer")
+
+    def tenant_actor(self, tenant: str) -> Actor:
+        """The actor for ``tenant``; another tenant's token gets NotFound, exactly like a missing tenant."""
+        if not self.is_operator and self.tenant_slug != tenant:
+            raise NotFound(f"Tenant {tenant!r} not found.", details={"tenant": tenant})
+        return self.actor()
+
+
+class TokenService:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def resolve(self, authorization: str | None) -> Principal:
+        """Parse ``Authorization: Bearer <token>`` and look the token up by its hash."""
+        if not authorization:
+            raise Unauthorized("Send an Authorization: Bearer <token> header.")
+        scheme, _, token = authorization.partition(" ")
+        token = token.strip()
+        if scheme.lower() != "bearer" or not token or len(token) > 200:
+            raise Unauthorized("Send an Authorization: Bearer <token> header.")
+        digest = hash_token(token)
+        with Session(self.engine) as session:
+            row = session.exec(select(ApiToken).where(ApiToken.token_hash == digest)).first()
+            if row is None or row.revoked_at is not None or not hmac.compare_digest(row.token_hash, digest):
+                raise Unauthorized("The token is not valid.")
+            if row.kind == "operator":
+                return Principal(token_id=row.id, kind="operator")
+            membership = session.exec(
+                select(Membership, Tenant)
+                .join(Tenant, Tenant.id == Membership.tenant_id)
+                .where(Membership.user_id == row.user_id, Membership.tenant_id == row.tenant_id)
+            ).first()
+            if membership is None:
+                raise Unauthorized("The token is not valid.")
+            member, tenant = membership
+            return Principal(token_id=row.id, kind="member", user_id=row.user_id, tenant_slug=tenant.slug,
+                             role=member.role)
+
+    def ensure_operator_token(self, token: str, label: str = "configured") -> None:
+        """Register an operator token given in settings (stored hashed; idempotent)."""
+        digest = hash_token(token)
+        with Session(self.engine) as session:
+            if session.exec(select(ApiToken).where(ApiToken.token_hash == digest)).first() is None:
+                session.add(ApiToken(token_hash=digest, kind="operator", label=label))
+                session.commit()
+
+    def issue_operator_token(self, label: str = "") -> str:
+        token = "pro_" + secrets.token_urlsafe(32)
+        with Session(self.engine) as session:
+            session.add(ApiToken(token_hash=hash_token(token), kind="operator", label=label))
+            session.commit()
+        return token
+
+    def issue_member_token(self, tenant: Tenant, role: str, *, name: str = "") -> tuple[str, ApiToken]:
+        """Create a user with ``role`` in ``tenant`` and a token for them; the token is returned once."""
+        if role not in MEMBER_ROLES:
+            raise BadRequest("role is owner, editor or viewer.", details={"role": role, "allowed": list(MEMBER_ROLES)},
+                             code="invalid_role")
+        assert role in ROLE_PERMISSIONS
+        token = "prt_" + secrets.token_urlsafe(32)
+        with Session(self.engine, expire_on_commit=False) as session:
+            user = User(name=name or f"{tenant.slug} {role}")
+            session.add(user)
+            session.flush()
+            session.add(Membership(user_id=user.id, tenant_id=tenant.id, role=role))
+            row = ApiToken(token_hash=hash_token(token), kind="member", user_id=user.id, tenant_id=tenant.id,
+                           label=name)
+            session.add(row)
+            session.commit()
+        return token, row

@@ -1,0 +1,1 @@
+"""The public site server: read-only, serves rendered objects or renders live."""

@@ -1,0 +1,136 @@
+"""The public site server's Litestar app."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+from typing import Any
+
+from litestar import Litestar, MediaType, Response, get
+from litestar.datastructures import State
+
+from control_plane.api.errors import EXCEPTION_HANDLERS
+from control_plane.settings import Settings
+from control_plane.site import pages
+from tenant_runtime.edge import TaggedCache
+from tenant_runtime.edge.tagged_cache import CachedResponse
+from tenant_runtime.errors import NotFound
+from tenant_runtime.ids import TENANT_SLUG, DOCUMENT_SLUG
+from tenant_runtime.workspace import WorkspaceFactory
+
+
+class SiteServer:
+    def __init__(self, factory: WorkspaceFactory, purge_secret: str = "") -> None:
+        self.factory = factory
+        self.cache = TaggedCache()
+        self.purge_secret = purge_secret
+
+    def serve(self, cache_key: str, render: Any) -> Response[bytes]:
+        cached = self.cache.get(cache_key)
+        if cached is None:
+            page: pages.Page = render()
+            cached = CachedResponse(page.body, page.content_type, page.tags, page.status)
+            if page.status == 200:  # never cache a 404: the page may be published a moment later
+                self.cache.put(cache_key, cached)
+            source = page.source
+        else:
+            source = "cache"
+        return Response(
+            cached.body,
+            status_code=cached.status,
+            media_type=cached.content_type,
+            headers={"xkey": " ".join(cached.tags), "x-pressroom-source": source,
+                     "cache-control": "public, max-age=0, must-revalidate"},
+        )
+
+    def workspace(self, tenant: str) -> Any:
+        if not TENANT_SLUG.match(tenant):
+            raise NotFound("No such site.", details={"tenant": tenant})
+        return self.factory.open(tenant)
+
+
+def _server(state: State) -> SiteServer:
+    return state.site  # type: ignore[no-any-return]
+
+
+@get("/healthz", media_type=MediaType.JSON)
+async def healthz() -> dict[str, str]:
+    return {"status": "ok"}
+
+
+@get("/{tenant:str}", sync_to_thread=True)
+def home(tenant: str, state: State) -> Response[bytes]:
+    server = _server(state)
+    ws = server.workspace(tenant)
+    return server.serve(f"{tenant}/", lambda: pages.home(ws))
+
+
+@get("/{tenant:str}/{slug:str}", sync_to_thread=True)
+def document(tenant: str, slug: str, state: State) -> Response[bytes]:
+    server = _server(state)
+    ws = server.workspace(tenant)
+    if not DOCUMENT_SLUG.match(slug):
+        raise NotFound("No such page.", details={"permalink": slug})
+    return server.serve(f"{tenant}/{slug}", lambda: pages.document(ws, slug))
+
+
+@get("/api/public/{tenant:str}/content/{permalink:str}", sync_to_thread=True)
+def public_content(tenant: str, permalink: str, state: State) -> Response[bytes]:
+    server = _server(state)
+    ws = server.workspace(tenant)
+    if not DOCUMENT_SLUG.match(permalink):
+        raise NotFound("No published document here.", details={"permalink": permalink})
+    return server.serve(f"api:{tenant}/{permalink}", lambda: pages.public_record(ws, permalink))
+
+
+class PurgeEndpoint:
+    """ASGI wrapper answering ``PURGE`` (which Litestar's router does not know) like Varnish xkey.
+
+    Drops cached responses carrying any tag listed in ``xkey-purge``; only
+    from loopback, and only with the purge secret when one is configured.
+    """
+
+    def __init__(self, app: Litestar, server: SiteServer) -> None:
+        self.app = app
+        self.server = server
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "PURGE":
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        client = (scope.get("client") or ("", 0))[0]
+        try:
+            loopback = ipaddress.ip_address(client).is_loopback
+        except ValueError:
+            loopback = False
+        secret = self.server.purge_secret
+        if not loopback or (secret and headers.get("x-purge-secret") != secret):
+            status, body = 403, {"error": {"code": "forbidden", "message": "Purges are accepted from loopback "
+                                           "with the purge secret only.", "details": {}}}
+        else:
+            tags = headers.get("xkey-purge", "").split()
+            status, body = 200, {"purged": self.server.cache.purge(tags), "tags": tags}
+        payload = json.dumps(body).encode()
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]})
+        await send({"type": "http.response.body", "body": payload})
+
+
+def create_site_app(settings: Settings | None = None, *, factory: WorkspaceFactory | None = None) -> Litestar:
+    settings = settings or Settings.from_env()
+    factory = factory or WorkspaceFactory(settings.runtime, read_only=True)
+    server = SiteServer(factory, settings.runtime.purge_secret)
+    return Litestar(
+        route_handlers=[healthz, public_content, home, document],
+        state=State({"site": server}),
+        exception_handlers=EXCEPTION_HANDLERS,
+        openapi_config=None,
+        debug=False,
+    )
+
+
+def create_site_asgi(settings: Settings | None = None, *, factory: WorkspaceFactory | None = None) -> PurgeEndpoint:
+    """The site app with its PURGE endpoint, as served by uvicorn."""
+    app = create_site_app(settings, factory=factory)
+    return PurgeEndpoint(app, app.state.site)

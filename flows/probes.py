@@ -1,0 +1,66 @@
+"""Observation points inside steps: execution counts, and faults armed by tests.
+
+Unarmed, a probe only counts. Tests arm a step to fail N times or to park
+(block until released) so that crash and retry behaviour can be driven from
+outside without stubbing the engine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+
+
+@dataclass
+class _Fault:
+    remaining: int
+    message: str
+
+
+@dataclass
+class Probes:
+    executions: Counter[tuple[str, str]] = field(default_factory=Counter)
+    _faults: dict[tuple[str, str], _Fault] = field(default_factory=dict)
+    _parks: dict[tuple[str, str], asyncio.Event] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def fail(self, tenant: str, step: str, times: int = 1, message: str = "injected fault") -> None:
+        with self._lock:
+            self._faults[(tenant, step)] = _Fault(times, message)
+
+    def park(self, tenant: str, step: str) -> asyncio.Event:
+        event = asyncio.Event()
+        with self._lock:
+            self._parks[(tenant, step)] = event
+        return event
+
+    def reset(self) -> None:
+        with self._lock:
+            self.executions.clear()
+            self._faults.clear()
+            self._parks.clear()
+
+    def count(self, tenant: str, step: str) -> int:
+        return self.executions[(tenant, step)]
+
+
+PROBES = Probes()
+
+
+async def enter(tenant: str, step: str) -> None:
+    """Count one execution of ``step``; fail or park it if a test armed that."""
+    key = (tenant, step)
+    with PROBES._lock:
+        PROBES.executions[key] += 1
+        fault = PROBES._faults.get(key)
+        if fault is not None and fault.remaining > 0:
+            fault.remaining -= 1
+        else:
+            fault = None
+        park = PROBES._parks.get(key)
+    if park is not None:
+        await park.wait()
+    if fault is not None:
+        raise ConnectionError(fault.message)

@@ -1,0 +1,204 @@
+"""Create operations (outbox rows) and move them through the state machine."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlmodel import Session, col, func, select
+
+from tenant_runtime import audit
+from tenant_runtime.errors import ClaimRejected
+from tenant_runtime.ids import new_id, utcnow
+from tenant_runtime.operation_states import (
+    DEAD,
+    DELIVERING,
+    FAILED,
+    QUEUED,
+    SCHEDULED,
+    TERMINAL,
+    check_transition,
+)
+from tenant_runtime.queries import get_operation
+from tenant_runtime.workspace.access import Actor
+from tenant_runtime.workspace.models import Attempt, Operation
+
+
+def new_operation(
+    tx: Session,
+    tenant: str,
+    actor: Actor,
+    *,
+    kind: str,
+    flow_name: str,
+    parameters: dict[str, Any],
+    key_prefix: str,
+    document_id: str | None = None,
+    document_version: int | None = None,
+    scheduled_for: datetime | None = None,
+) -> Operation:
+    """Add an unsent operation; the relay creates its flow run after commit."""
+    operation_id = new_id("op")
+    operation = Operation(
+        id=operation_id,
+        kind=kind,
+        flow_name=flow_name,
+        status=SCHEDULED if scheduled_for is not None else QUEUED,
+        document_id=document_id,
+        document_version=document_version,
+        parameters={"tenant": tenant, "operation_id": operation_id, **parameters},
+        idempotency_key=f"{key_prefix}:{operation_id}",
+        actor=actor.id,
+        scheduled_for=scheduled_for,
+    )
+    tx.add(operation)
+    return operation
+
+
+def set_status(tx: Session, operation: Operation, status: str, **fields: Any) -> Operation:
+    """Move an operation along the table of DESIGN.md; anything else raises."""
+    check_transition(operation.status, status)
+    operation.status = status
+    operation.updated_at = utcnow()
+    if status in TERMINAL:
+        operation.finished_at = operation.updated_at
+    for name, value in fields.items():
+        setattr(operation, name, value)
+    tx.add(operation)
+    return operation
+
+
+def mark_sent(tx: Session, operation_id: str, flow_run_id: str) -> Operation:
+    operation = get_operation(tx, operation_id)
+    operation.flow_run_id = flow_run_id
+    operation.sent_at = utcnow()
+    operation.send_error = None
+    tx.add(operation)
+    return operation
+
+
+def mark_send_failed(tx: Session, operation_id: str, error: str) -> None:
+    operation = get_operation(tx, operation_id)
+    operation.send_error = error[:500]
+    tx.add(operation)
+
+
+def claim(tx: Session, operation_id: str, *, flow_run_id: str, expected: dict[str, Any]) -> Attempt | None:
+    """Start an attempt if the run matches its operation; otherwise ClaimRejected.
+
+    The run's own parameters must agree with what the operation recorded at
+    commit time, so a run pointed at the wrong tenant or version writes nothing.
+    Returns None when the operation is already finished or cancelled: the run
+    is stale (a rescheduled or replayed operation) and ends as a no-op.
+    """
+    operation = tx.get(Operation, operation_id)
+    if operation is None:
+        raise ClaimRejected("No such operation in this tenant.", details={"operation_id": operation_id})
+    mismatched = {k: v for k, v in expected.items() if operation.parameters.get(k) != v}
+    if mismatched:
+        raise ClaimRejected(
+            "The flow run does not match its operation.",
+            details={"operation_id": operation_id, "mismatched": sorted(mismatched)},
+        )
+    if operation.flow_run_id is not None and operation.flow_run_id != flow_run_id:
+        raise ClaimRejected(
+            "The operation belongs to another flow run.",
+            details={"operation_id": operation_id, "flow_run_id": operation.flow_run_id},
+        )
+    if operation.status in TERMINAL:
+        return None
+    if operation.status in (SCHEDULED, FAILED):
+        # The run fired before the command layer's own flip (scheduled) or is a
+        # Prefect-side retry: both re-enter the queue first.
+        set_status(tx, operation, QUEUED)
+    if operation.status == DELIVERING:
+        set_status(tx, operation, QUEUED)  # a crashed worker's attempt is being resumed
+        _close_open_attempts(tx, operation_id, "worker lost before the attempt finished")
+    set_status(tx, operation, DELIVERING, flow_run_id=flow_run_id)
+    number = (
+        tx.exec(select(func.max(Attempt.number)).where(Attempt.operation_id == operation_id)).one() or 0
+    ) + 1
+    attempt = Attempt(operation_id=operation_id, number=number, flow_run_id=flow_run_id)
+    tx.add(attempt)
+    return attempt
+
+
+def _close_open_attempts(tx: Session, operation_id: str, error: str) -> None:
+    for attempt in tx.exec(
+        select(Attempt).where(Attempt.operation_id == operation_id, col(Attempt.finished_at).is_(None))
+    ):
+        attempt.finished_at = utcnow()
+        attempt.error = error
+        tx.add(attempt)
+
+
+def _current_attempt(tx: Session, operation_id: str) -> Attempt | None:
+    return tx.exec(
+        select(Attempt).where(Attempt.operation_id == operation_id).order_by(col(Attempt.number).desc())
+    ).first()
+
+
+def finish(tx: Session, operation_id: str, status: str, *, step: str | None = None) -> Operation:
+    """End the current attempt with success (succeeded / superseded)."""
+    operation = get_operation(tx, operation_id)
+    set_status(tx, operation, status, error_code=None, error_message=None, next_attempt_at=None)
+    attempt = _current_attempt(tx, operation_id)
+    if attempt is not None and attempt.finished_at is None:
+        attempt.finished_at = utcnow()
+        attempt.step = step
+        tx.add(attempt)
+    audit.record(tx, f"operation.{status}", "system", "operation", operation_id, operation_id=operation_id)
+    return operation
+
+
+def fail(
+    tx: Session,
+    operation_id: str,
+    *,
+    step: str | None,
+    error_code: str,
+    error_message: str,
+    max_retries: int,
+    next_attempt_at: datetime | None,
+    permanent: bool = False,
+) -> Operation:
+    """Record a failed attempt: ``failed`` with a retry planned, or ``dead`` when the budget is spent."""
+    operation = get_operation(tx, operation_id)
+    attempt = _current_attempt(tx, operation_id)
+    if attempt is not None and attempt.finished_at is None:
+        attempt.finished_at = utcnow()
+        attempt.step = step
+        attempt.error = f"{error_code}: {error_message}"[:2000]
+        tx.add(attempt)
+    set_status(tx, operation, FAILED, error_code=error_code, error_message=error_message[:2000])
+    if permanent or operation.retries >= max_retries:
+        set_status(tx, operation, DEAD, next_attempt_at=None)
+        audit.record(tx, "operation.dead", "system", "operation", operation_id, operation_id=operation_id,
+                     error_code=error_code)
+    else:
+        operation.retries += 1
+        operation.next_attempt_at = next_attempt_at
+        operation.sent_at = None  # the relay sets the run back to Scheduled at next_attempt_at
+        tx.add(operation)
+        audit.record(tx, "operation.failed", "system", "operation", operation_id, operation_id=operation_id,
+                     error_code=error_code, retry=operation.retries)
+    return operation
+
+
+def requeue(tx: Session, actor: Actor, operation_id: str) -> Operation:
+    """An explicit retry of a failed or dead operation (site owner or operator)."""
+    actor.require("content.publish")
+    operation = get_operation(tx, operation_id)
+    # An explicit replay gets a fresh retry budget; the relay re-sends the same run.
+    set_status(tx, operation, QUEUED, next_attempt_at=None, retries=0, sent_at=None)
+    audit.record(tx, "operation.retry", actor, "operation", operation_id, operation_id=operation_id)
+    return operation
+
+
+def cancel(tx: Session, actor: Actor, operation_id: str) -> Operation:
+    """Cancel a scheduled operation (only scheduled ones can be)."""
+    actor.require("content.publish")
+    operation = get_operation(tx, operation_id)
+    set_status(tx, operation, "cancelled")
+    audit.record(tx, "operation.cancel", actor, "operation", operation_id, operation_id=operation_id)
+    return operation

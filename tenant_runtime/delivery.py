@@ -1,0 +1,136 @@
+"""Delivery effects: what the publish flows' tasks do, one idempotent unit each.
+
+Every function reads live state, writes a deterministic key and returns small
+values (keys, hashes, counts). Running one twice leaves the same result.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from sqlmodel import Session
+
+from tenant_runtime import queries
+from tenant_runtime.ids import as_utc, utcnow
+from tenant_runtime.rendering import DocumentView, ListingItem, SiteView, plain_text, render_home, render_page
+from tenant_runtime.workspace.models import Document, RenderedObject, Revision
+from tenant_runtime.workspace.open import Workspace
+
+HOME_KEY = "site/index.html"
+CURRENT = "current"
+SUPERSEDED = "superseded"
+WITHDRAWN = "withdrawn"
+
+
+def page_key(slug: str) -> str:
+    return f"site/{slug}/index.html"
+
+
+def page_tags(slug: str) -> tuple[str, ...]:
+    return (f"doc:{slug}",)
+
+
+HOME_TAGS = ("home",)
+
+
+@dataclass(frozen=True)
+class Rendered:
+    key: str
+    sha256: str
+    written: bool
+    tags: tuple[str, ...] = ()
+
+
+def site_view(ws: Workspace, tx: Session) -> SiteView:
+    state = queries.site_state(tx)
+    return SiteView(tenant=ws.tenant, title=state.title or ws.tenant, base_url=ws.site_url, timezone=state.timezone)
+
+
+def document_view(document: Document, revision: Revision) -> DocumentView:
+    return DocumentView(
+        id=document.id,
+        slug=revision.slug,
+        title=revision.title,
+        body_markdown=revision.body,
+        kind=revision.kind,
+        version=revision.version,
+        published_at=as_utc(document.published_at or revision.created_at),
+        updated_at=as_utc(revision.created_at),
+    )
+
+
+def listing_items(tx: Session) -> list[ListingItem]:
+    return [
+        ListingItem(
+            slug=revision.slug,
+            title=revision.title,
+            kind=revision.kind,
+            published_at=as_utc(document.published_at or revision.created_at),
+            summary=plain_text(revision.body, 200),
+        )
+        for document, revision in queries.published_listing(tx)
+    ]
+
+
+def check_publish(ws: Workspace, document_id: str, version: int) -> str:
+    """Is ``version`` still what should be public? current, superseded, or withdrawn."""
+    with ws.reader() as tx:
+        document = queries.get_document(tx, document_id)
+    if document.status != "published" or document.published_version is None:
+        return WITHDRAWN
+    if document.published_version > version:
+        return SUPERSEDED
+    return CURRENT
+
+
+def _store(ws: Workspace, tx: Session, key: str, html: str, *, document_id: str | None, version: int,
+           operation_id: str, tags: tuple[str, ...]) -> Rendered:
+    data = html.encode()
+    digest = hashlib.sha256(data).hexdigest()
+    existing = tx.get(RenderedObject, key)
+    if existing is not None and existing.version > version:
+        # Newer output is already public: an older delivery never overwrites it.
+        return Rendered(key, existing.sha256, written=False, tags=tags)
+    if existing is not None and existing.sha256 == digest and ws.store.exists(key):
+        return Rendered(key, digest, written=False, tags=tags)
+    ws.store.put(key, data, content_type="text/html; charset=utf-8")
+    row = existing or RenderedObject(key=key, sha256=digest)
+    row.document_id, row.version, row.sha256 = document_id, version, digest
+    row.operation_id, row.updated_at = operation_id, utcnow()
+    tx.add(row)
+    return Rendered(key, digest, written=True, tags=tags)
+
+
+def render_document_page(ws: Workspace, document_id: str, version: int, operation_id: str) -> Rendered:
+    """Render the page at ``version`` to its deterministic key."""
+    with ws.transaction() as tx:
+        document = queries.get_document(tx, document_id)
+        revision = queries.get_revision(tx, document_id, version)
+        html = render_page(site_view(ws, tx), document_view(document, revision))
+        return _store(ws, tx, page_key(revision.slug), html, document_id=document_id, version=version,
+                      operation_id=operation_id, tags=page_tags(revision.slug))
+
+
+def render_home_page(ws: Workspace, generation: int, operation_id: str) -> Rendered:
+    """Render the home listing as of now, recording the site generation it reflects."""
+    with ws.transaction() as tx:
+        current = queries.site_state(tx).generation
+        html = render_home(site_view(ws, tx), listing_items(tx))
+        return _store(ws, tx, HOME_KEY, html, document_id=None, version=max(current, generation),
+                      operation_id=operation_id, tags=HOME_TAGS)
+
+
+def remove_document_page(ws: Workspace, slug: str) -> bool:
+    """Delete a page's rendered object (unpublish); True if there was one."""
+    key = page_key(slug)
+    with ws.transaction() as tx:
+        row = tx.get(RenderedObject, key)
+        if row is not None:
+            tx.delete(row)
+    return ws.store.delete(key)
+
+
+def purge(ws: Workspace, *names: str) -> list[str]:
+    """Purge the tenant's surrogate keys named ``names`` (``doc:about``, ``home``)."""
+    return ws.cache.purge(*names)

@@ -1,0 +1,95 @@
+"""Read queries over one workspace. Missing rows are NotFound, never None surprises."""
+
+from __future__ import annotations
+
+from sqlmodel import Session, col, select
+
+from tenant_runtime.errors import BadRequest, NotFound
+from tenant_runtime.operation_states import STATUSES
+from tenant_runtime.workspace.models import Attempt, Document, Operation, RenderedObject, Revision, SiteState
+
+
+def get_document(tx: Session, document_id: str) -> Document:
+    document = tx.get(Document, document_id)
+    if document is None:
+        raise NotFound("Document not found.", details={"document_id": document_id})
+    return document
+
+
+def list_documents(
+    tx: Session, *, status: str | None = None, kind: str | None = None, limit: int = 100, offset: int = 0
+) -> list[Document]:
+    query = select(Document).order_by(col(Document.updated_at).desc(), col(Document.id))
+    if status is not None:
+        query = query.where(Document.status == status)
+    if kind is not None:
+        query = query.where(Document.kind == kind)
+    return list(tx.exec(query.offset(offset).limit(limit)))
+
+
+def get_revision(tx: Session, document_id: str, version: int) -> Revision:
+    revision = tx.exec(
+        select(Revision).where(Revision.document_id == document_id, Revision.version == version)
+    ).first()
+    if revision is None:
+        raise NotFound("Revision not found.", details={"document_id": document_id, "version": version})
+    return revision
+
+
+def published_by_slug(tx: Session, slug: str) -> tuple[Document, Revision] | None:
+    """The document published under ``slug`` and the revision that is public, if any."""
+    document = tx.exec(select(Document).where(Document.slug == slug, Document.status == "published")).first()
+    if document is None or document.published_version is None:
+        return None
+    return document, get_revision(tx, document.id, document.published_version)
+
+
+def published_listing(tx: Session) -> list[tuple[Document, Revision]]:
+    """Every published document with its public revision, newest first."""
+    rows = tx.exec(
+        select(Document, Revision)
+        .join(Revision, (Revision.document_id == Document.id) & (Revision.version == Document.published_version))
+        .where(Document.status == "published")
+        .order_by(col(Document.published_at).desc(), col(Document.id))
+    )
+    return [(document, revision) for document, revision in rows]
+
+
+def get_operation(tx: Session, operation_id: str) -> Operation:
+    operation = tx.get(Operation, operation_id)
+    if operation is None:
+        raise NotFound("Operation not found.", details={"operation_id": operation_id})
+    return operation
+
+
+def list_operations(tx: Session, *, status: str | None = None, limit: int = 100, offset: int = 0) -> list[Operation]:
+    query = select(Operation).order_by(col(Operation.created_at).desc(), col(Operation.id).desc())
+    if status is not None:
+        if status not in STATUSES:
+            raise BadRequest("Unknown operation status.", details={"status": status, "allowed": list(STATUSES)})
+        query = query.where(Operation.status == status)
+    return list(tx.exec(query.offset(offset).limit(limit)))
+
+
+def unsent_operations(tx: Session, limit: int = 100) -> list[Operation]:
+    """Outbox entries whose flow run has not been created yet."""
+    return list(
+        tx.exec(
+            select(Operation)
+            .where(col(Operation.sent_at).is_(None), col(Operation.status).in_(["queued", "scheduled", "failed"]))
+            .order_by(col(Operation.created_at))
+            .limit(limit)
+        )
+    )
+
+
+def attempts_for(tx: Session, operation_id: str) -> list[Attempt]:
+    return list(tx.exec(select(Attempt).where(Attempt.operation_id == operation_id).order_by(col(Attempt.number))))
+
+
+def rendered(tx: Session, key: str) -> RenderedObject | None:
+    return tx.get(RenderedObject, key)
+
+
+def site_state(tx: Session) -> SiteState:
+    return tx.get(SiteState, 1) or SiteState()

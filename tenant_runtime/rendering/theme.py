@@ -1,0 +1,87 @@
+"""Jinja2 themes: whole HTML pages from views, byte-for-byte the same for the same input."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined, TemplateNotFound, select_autoescape
+
+from tenant_runtime.errors import NotFound
+from tenant_runtime.rendering.markdown import plain_text, render_markdown
+from tenant_runtime.rendering.views import DocumentView, ListingItem, SiteView
+
+__all__ = ["DEFAULT_THEME", "environment", "render_home", "render_not_found", "render_page"]
+
+DEFAULT_THEME = "default"
+_THEME_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+_DESCRIPTION_LIMIT = 160
+# Spelled out rather than strftime("%B"), which follows the process locale and would break hashing.
+_MONTHS = (
+    "January", "February", "March", "April", "May", "June",
+    "July", "August", "September", "October", "November", "December",
+)  # fmt: skip
+
+
+def _date_in(value: datetime, site: SiteView) -> str:
+    """Human date in the site's timezone, e.g. "1 May 2024"."""
+    local = value.astimezone(site.tz)
+    return f"{local.day} {_MONTHS[local.month - 1]} {local.year}"
+
+
+def _iso_in(value: datetime, site: SiteView) -> str:
+    """Machine date-time in the site's timezone, for ``<time datetime>``."""
+    return value.astimezone(site.tz).isoformat(timespec="seconds")
+
+
+environment = Environment(
+    loader=PackageLoader("tenant_runtime.rendering", "templates"),
+    autoescape=select_autoescape(["html", "xml"], default_for_string=True),
+    undefined=StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    keep_trailing_newline=True,
+)
+environment.filters["date_in"] = _date_in
+environment.filters["iso_in"] = _iso_in
+
+
+def _render(theme: str, name: str, **context: Any) -> str:
+    """Render ``name`` from ``theme``; an unknown theme is a not-found, never a path."""
+    if not _THEME_NAME.fullmatch(theme):
+        raise NotFound(f"unknown theme {theme!r}", details={"theme": theme}, code="theme_not_found")
+    try:
+        template = environment.get_template(f"{theme}/{name}")
+    except TemplateNotFound as exc:
+        raise NotFound(f"unknown theme {theme!r}", details={"theme": theme}, code="theme_not_found") from exc
+    return template.render(**context)
+
+
+def render_page(site: SiteView, doc: DocumentView, *, theme: str = DEFAULT_THEME) -> str:
+    """Render one page or post as a complete HTML document."""
+    return _render(
+        theme,
+        "page.html",
+        site=site,
+        doc=doc,
+        # The only HTML the template marks safe: it has just been through nh3.
+        body_html=render_markdown(doc.body_markdown),
+        description=plain_text(doc.body_markdown, _DESCRIPTION_LIMIT),
+    )
+
+
+def render_home(site: SiteView, items: list[ListingItem], *, theme: str = DEFAULT_THEME) -> str:
+    """Render the home page: posts newest first, then pages by title."""
+    # Secondary keys make the order, and so the bytes, independent of the order the caller queried in.
+    posts = sorted((i for i in items if i.kind == "post"), key=lambda i: i.slug)
+    posts.sort(key=lambda i: i.published_at, reverse=True)
+    pages = sorted((i for i in items if i.kind == "page"), key=lambda i: (i.title.casefold(), i.slug))
+    # Summaries are meant to be plain already; stripping again keeps stray markup out of the listing.
+    listed = [(post, plain_text(post.summary, markdown=False)) for post in posts]
+    return _render(theme, "home.html", site=site, posts=listed, pages=pages)
+
+
+def render_not_found(site: SiteView | None) -> str:
+    """Render the 404 page, for a known site or for a host that matches no tenant."""
+    return _render(DEFAULT_THEME, "not_found.html", site=site)

@@ -1,0 +1,158 @@
+"""The tables of one tenant's workspace database.
+
+They live in their own SQLModel registry so they never mix with the
+control-plane tables: a workspace database holds exactly one tenant.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, Column, Index, UniqueConstraint
+from sqlalchemy.orm import registry
+from sqlmodel import Field, SQLModel
+
+from tenant_runtime.ids import new_id, utcnow
+
+
+class WorkspaceModel(SQLModel, registry=registry()):
+    """Base of every workspace table."""
+
+
+class Document(WorkspaceModel, table=True):
+    id: str = Field(default_factory=lambda: new_id("doc"), primary_key=True)
+    slug: str = Field(index=True, unique=True)
+    title: str
+    body: str = ""
+    kind: str = "page"  # page | post
+    status: str = "draft"  # draft | published
+    version: int = 1
+    published_version: int | None = None
+    published_at: datetime | None = None
+    created_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)
+
+
+class Revision(WorkspaceModel, table=True):
+    """An immutable snapshot of a document at one version: what delivery renders."""
+
+    __table_args__ = (UniqueConstraint("document_id", "version"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    document_id: str = Field(foreign_key="document.id", index=True)
+    version: int
+    slug: str
+    title: str
+    body: str
+    kind: str
+    actor: str
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class Operation(WorkspaceModel, table=True):
+    """A durable piece of delivery work and its outbox entry for Prefect.
+
+    ``sent_at`` is NULL while the flow run has not been created yet: the relay
+    sends every such row, so a crash between commit and send loses nothing.
+    """
+
+    __table_args__ = (
+        Index("ix_operation_unsent", "sent_at", "status"),
+        Index("ix_operation_status", "status"),
+    )
+
+    id: str = Field(default_factory=lambda: new_id("op"), primary_key=True)
+    kind: str  # publish | unpublish | seed | ...
+    flow_name: str
+    status: str
+    document_id: str | None = Field(default=None, index=True)
+    document_version: int | None = None
+    parameters: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    idempotency_key: str = Field(unique=True)
+    actor: str = "system"
+    flow_run_id: str | None = None
+    sent_at: datetime | None = None
+    send_error: str | None = None
+    scheduled_for: datetime | None = None
+    retries: int = 0
+    next_attempt_at: datetime | None = None
+    error_code: str | None = None
+    error_message: str | None = None
+    created_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)
+    finished_at: datetime | None = None
+
+
+class Attempt(WorkspaceModel, table=True):
+    __table_args__ = (UniqueConstraint("operation_id", "number"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    operation_id: str = Field(foreign_key="operation.id", index=True)
+    number: int
+    flow_run_id: str | None = None
+    started_at: datetime = Field(default_factory=utcnow)
+    finished_at: datetime | None = None
+    step: str | None = None
+    error: str | None = None
+
+
+class AuditEntry(WorkspaceModel, table=True):
+    __tablename__ = "audit_entry"
+
+    id: int | None = Field(default=None, primary_key=True)
+    action: str = Field(index=True)  # dotted: content.publish, operation.retry, ...
+    actor: str
+    object_type: str
+    object_id: str
+    operation_id: str | None = None
+    data: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class RenderedObject(WorkspaceModel, table=True):
+    """Which version of a document (or aggregate) an object-store key holds."""
+
+    __tablename__ = "rendered_object"
+
+    key: str = Field(primary_key=True)
+    document_id: str | None = Field(default=None, index=True)
+    version: int = 0
+    sha256: str
+    operation_id: str | None = None
+    updated_at: datetime = Field(default_factory=utcnow)
+
+
+class IdempotencyRecord(WorkspaceModel, table=True):
+    """A command's first answer, kept in the same transaction as its effect.
+
+    Stored in the workspace (not the control-plane database) so that the
+    effect and its idempotency record commit together or not at all.
+    """
+
+    __tablename__ = "idempotency_record"
+    __table_args__ = (UniqueConstraint("scope", "key"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    scope: str  # e.g. "POST /documents/doc_x/publish" + actor
+    key: str
+    request_hash: str
+    status_code: int
+    response: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class SiteState(WorkspaceModel, table=True):
+    """One row: a generation counter bumped by every change to what is public.
+
+    Aggregates (home, feeds, sitemap) record the generation they reflect, so
+    the public server knows whether a stored aggregate is current.
+    """
+
+    __tablename__ = "site_state"
+
+    id: int = Field(default=1, primary_key=True)
+    title: str = ""
+    timezone: str = "UTC"
+    generation: int = 0
+    updated_at: datetime = Field(default_factory=utcnow)
