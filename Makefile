@@ -1,0 +1,37 @@
+# Pressroom: `make up` runs the whole stack, `make test` runs the whole suite.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
+
+.PHONY: up test install system-deps lint bench bench-quick clean
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	@$(BIN)/python -m pip install -q --upgrade pip uv
+	$(BIN)/uv pip install --python $(BIN)/python -q -e '.[dev,bench]'
+	@rm -f $(VENV)/.installed-* && touch $(STAMP)
+
+install: $(STAMP)
+
+system-deps:
+	@bash scripts/system-deps.sh
+
+up: install
+	$(BIN)/pressroom up
+
+test: install system-deps
+	$(BIN)/lint-imports
+	$(BIN)/pytest -q -p no:cacheprovider
+
+bench-quick: install
+	$(BIN)/python -m benchmarks --quick
+
+bench: install
+	$(BIN)/python -m benchmarks
+
+lint: install
+	$(BIN)/ruff check control_plane dispatch flows tenant_runtime tests
+
+clean:
+	rm -rf $(VENV) data
