@@ -9,7 +9,6 @@ flow with the engine in-process (``run_flow_async``), many at a time.
 from __future__ import annotations
 
 import asyncio
-import inspect
 from collections import OrderedDict
 from typing import Any
 from uuid import UUID
@@ -32,6 +31,7 @@ from dispatch.prefect_api import PrefectGateway
 from dispatch.relay import Relay
 from dispatch.settings import DispatchSettings
 from flows import FLOWS
+from flows.steps import StepFailed
 from tenant_runtime.errors import ClaimRejected, NotFound
 from tenant_runtime.ids import utcnow
 from tenant_runtime.workspace import WorkspaceFactory, list_tenants
@@ -237,16 +237,11 @@ def _round_robin(runs: list[FlowRun]) -> list[FlowRun]:
 
 async def _state_outcome(state: State[Any]) -> dict[str, Any]:
     """Turn a final flow-run state into what the operation needs to know."""
+    result: Any = await state.aresult(raise_on_failure=False)
     if state.is_completed():
-        result = state.result(raise_on_failure=False)
-        if inspect.isawaitable(result):
-            result = await result
         outcome = result.get("outcome", "succeeded") if isinstance(result, dict) else "succeeded"
         return {"ok": True, "outcome": outcome}
-    error: Any = state.result(raise_on_failure=False)
-    if inspect.isawaitable(error):
-        error = await error
-    from flows.steps import StepFailed
+    error = result
 
     if isinstance(error, StepFailed):
         return {"ok": False, "step": error.step, "code": error.code, "message": error.message,

@@ -24,14 +24,10 @@ def cache_key(context: TaskRunContext, parameters: dict[str, Any]) -> str:
     return ":".join(parts)
 
 
-def _retry_unless_permanent(task: object, task_run: object, state: Any) -> bool:
-    try:
-        state.result()
-    except StepFailed as exc:
-        return not exc.permanent
-    except Exception:
-        return True
-    return True
+async def _retry_unless_permanent(task: object, task_run: object, state: Any) -> bool:
+    """A permanent failure (bad input, bad signature) fails at once; anything else is retried."""
+    error = await state.aresult(raise_on_failure=False)
+    return not (isinstance(error, StepFailed) and error.permanent)
 
 
 CACHE_BY_STEP: dict[str, Any] = {

@@ -12,11 +12,14 @@ import threading
 from collections import Counter
 from dataclasses import dataclass, field
 
+from tenant_runtime.errors import Permanent
+
 
 @dataclass
 class _Fault:
     remaining: int
     message: str
+    permanent: bool = False
 
 
 @dataclass
@@ -26,9 +29,10 @@ class Probes:
     _parks: dict[tuple[str, str], asyncio.Event] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def fail(self, tenant: str, step: str, times: int = 1, message: str = "injected fault") -> None:
+    def fail(self, tenant: str, step: str, times: int = 1, message: str = "injected fault",
+             *, permanent: bool = False) -> None:
         with self._lock:
-            self._faults[(tenant, step)] = _Fault(times, message)
+            self._faults[(tenant, step)] = _Fault(times, message, permanent)
 
     def park(self, tenant: str, step: str) -> asyncio.Event:
         event = asyncio.Event()
@@ -63,4 +67,6 @@ async def enter(tenant: str, step: str) -> None:
     if park is not None:
         await park.wait()
     if fault is not None:
+        if fault.permanent:
+            raise Permanent(fault.message)
         raise ConnectionError(fault.message)

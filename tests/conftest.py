@@ -3,4 +3,5 @@
 pytest_plugins = [
     "tests.fixtures.s3",
     "tests.fixtures.prefect_server",
+    "tests.fixtures.stack",
 ]
