@@ -16,6 +16,7 @@ from litestar.openapi import OpenAPIConfig
 from control_plane.api.deps import provide_principal, provide_services
 from control_plane.api.errors import EXCEPTION_HANDLERS
 from control_plane.api.ops_api import OperatorController
+from control_plane.api.release_api import ReleaseController
 from control_plane.api.tenant_api import DocumentController, OperationController
 from control_plane.services.container import Services
 from control_plane.settings import Settings
@@ -46,7 +47,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
             await services.gateway.close()
 
     return Litestar(
-        route_handlers=[healthz, OperatorController, DocumentController, OperationController],
+        route_handlers=[healthz, OperatorController, DocumentController, OperationController, ReleaseController],
         state=State({"services": services}),
         dependencies={
             "services": Provide(provide_services, sync_to_thread=False),

@@ -14,7 +14,7 @@ from tenant_runtime.queries import get_operation
 from tenant_runtime.workspace import WorkspaceFactory
 
 # The run parameters the claim compares with the operation's own record.
-CLAIMED_PARAMETERS = ("tenant", "operation_id", "document_id", "version")
+CLAIMED_PARAMETERS = ("tenant", "operation_id", "document_id", "version", "documents")
 
 
 class OperationSync:
@@ -36,6 +36,10 @@ class OperationSync:
         """Record the attempt's end: succeeded/superseded, or failed with a retry planned, or dead."""
         ws = self.factory.open(tenant)
         with ws.transaction() as tx:
+            if outcome["ok"] and outcome["outcome"] == "failed":
+                return ops.fail(tx, operation_id, step=outcome.get("step"), error_code=str(outcome.get("code")),
+                                error_message=str(outcome.get("message") or ""), max_retries=0,
+                                next_attempt_at=None, final=True).status
             if outcome["ok"]:
                 status = SUPERSEDED if outcome["outcome"] == "superseded" else SUCCEEDED
                 return ops.finish(tx, operation_id, status).status

@@ -38,7 +38,9 @@ class PrefectGateway:
     @property
     def client(self) -> PrefectClient:
         if self._client is None:
-            self._client = get_client()
+            # The API URL comes from this process's settings, so a control plane and a
+            # worker can be pointed at different servers (and tests at a dead one).
+            self._client = PrefectClient(self.settings.api_url) if self.settings.api_url else get_client()
             # Entered lazily so a process can start while the Prefect server is down.
             self._entered = self._client.__aenter__()
         return self._client

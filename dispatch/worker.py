@@ -239,8 +239,10 @@ async def _state_outcome(state: State[Any]) -> dict[str, Any]:
     """Turn a final flow-run state into what the operation needs to know."""
     result: Any = await state.aresult(raise_on_failure=False)
     if state.is_completed():
-        outcome = result.get("outcome", "succeeded") if isinstance(result, dict) else "succeeded"
-        return {"ok": True, "outcome": outcome}
+        if not isinstance(result, dict):
+            return {"ok": True, "outcome": "succeeded"}
+        return {"ok": True, "outcome": result.get("outcome", "succeeded"), "code": result.get("code"),
+                "message": result.get("message"), "step": result.get("step")}
     error = result
 
     if isinstance(error, StepFailed):

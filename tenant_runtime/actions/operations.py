@@ -161,8 +161,13 @@ def fail(
     max_retries: int,
     next_attempt_at: datetime | None,
     permanent: bool = False,
+    final: bool = False,
 ) -> Operation:
-    """Record a failed attempt: ``failed`` with a retry planned, or ``dead`` when the budget is spent."""
+    """Record a failed attempt: ``failed`` with a retry planned, or ``dead`` when the budget is spent.
+
+    ``final`` keeps it ``failed`` with no retry: the outcome itself was a failure
+    (a scheduled release whose versions changed), not a step that broke.
+    """
     operation = get_operation(tx, operation_id)
     attempt = _current_attempt(tx, operation_id)
     if attempt is not None and attempt.finished_at is None:
@@ -171,7 +176,12 @@ def fail(
         attempt.error = f"{error_code}: {error_message}"[:2000]
         tx.add(attempt)
     set_status(tx, operation, FAILED, error_code=error_code, error_message=error_message[:2000])
-    if permanent or operation.retries >= max_retries:
+    if final:
+        operation.next_attempt_at = None
+        tx.add(operation)
+        audit.record(tx, "operation.failed", "system", "operation", operation_id, operation_id=operation_id,
+                     error_code=error_code, final=True)
+    elif permanent or operation.retries >= max_retries:
         set_status(tx, operation, DEAD, next_attempt_at=None)
         audit.record(tx, "operation.dead", "system", "operation", operation_id, operation_id=operation_id,
                      error_code=error_code)

@@ -156,3 +156,30 @@ class SiteState(WorkspaceModel, table=True):
     timezone: str = "UTC"
     generation: int = 0
     updated_at: datetime = Field(default_factory=utcnow)
+
+
+class SiteResource(WorkspaceModel, table=True):
+    """A versioned site-wide resource: ``navigation``, ``redirects`` or ``theme``.
+
+    ``version`` is the draft; ``published_version`` is what the public site uses.
+    Every version is kept in ``site_resource_revision`` so releases address one.
+    """
+
+    __tablename__ = "site_resource"
+
+    name: str = Field(primary_key=True)
+    version: int = 0
+    published_version: int | None = None
+    updated_at: datetime = Field(default_factory=utcnow)
+
+
+class SiteResourceRevision(WorkspaceModel, table=True):
+    __tablename__ = "site_resource_revision"
+    __table_args__ = (UniqueConstraint("name", "version"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(foreign_key="site_resource.name", index=True)
+    version: int
+    content: Any = Field(default=None, sa_column=Column(JSON, nullable=True))
+    actor: str = "system"
+    created_at: datetime = Field(default_factory=utcnow)

@@ -1,0 +1,48 @@
+"""Tasks shared by the release flows: one document at a time, keyed by document."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prefect import task
+
+from flows.presets import CACHE_BY_STEP, RETRY_IO
+from flows.runtime import workspace
+from flows.steps import run_step
+from tenant_runtime import delivery
+
+
+@task(name="verify_document", **RETRY_IO, **CACHE_BY_STEP)
+async def verify_document(tenant: str, operation_id: str, item: str, version: int) -> str:
+    """Is this document version still the one that should be public?"""
+    return await run_step("verify_document", tenant,
+                          lambda: delivery.check_publish(workspace(tenant), item, version))
+
+
+@task(name="render_document", **RETRY_IO, **CACHE_BY_STEP)
+async def render_document(tenant: str, operation_id: str, item: str, version: int) -> dict[str, Any]:
+    """Render one released document to its deterministic key."""
+    rendered = await run_step(
+        "render_document", tenant,
+        lambda: delivery.render_document_page(workspace(tenant), item, version, operation_id),
+    )
+    return {"sha256": rendered.sha256, "tags": list(rendered.tags)}
+
+
+async def deliver_documents(tenant: str, operation_id: str, documents: list[list[Any]], generation: int) -> dict[str, Any]:
+    """Render every still-current document, then the listings, then purge what changed."""
+    from flows.publish_document import purge, render_home
+
+    tags: list[str] = []
+    delivered, superseded = 0, 0
+    for document_id, version in documents:
+        if await verify_document(tenant, operation_id, document_id, version) != delivery.CURRENT:
+            superseded += 1
+            continue
+        rendered = await render_document(tenant, operation_id, document_id, version)
+        tags.extend(rendered["tags"])
+        delivered += 1
+    home = await render_home(tenant, operation_id, 0, generation)
+    purged = await purge(tenant, operation_id, 0, tags + home["tags"])
+    outcome = "superseded" if documents and not delivered else "succeeded"
+    return {"outcome": outcome, "delivered": delivered, "superseded": superseded, "purged": purged}
