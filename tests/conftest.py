@@ -4,4 +4,6 @@ pytest_plugins = [
     "tests.fixtures.s3",
     "tests.fixtures.prefect_server",
     "tests.fixtures.stack",
+    "tests.fixtures.workspaces",
+    "tests.fixtures.databases",
 ]
