@@ -55,3 +55,13 @@ class OperationSync:
                 next_attempt_at=utcnow() + timedelta(seconds=delay),
                 permanent=bool(outcome.get("permanent")),
             ).status
+
+    def heartbeat(self, tenant: str, operation_id: str, flow_run_id: str) -> None:
+        with self.factory.open(tenant).transaction() as tx:
+            ops.heartbeat(tx, operation_id, flow_run_id)
+
+    def stale(self, tenant: str) -> list[tuple[str, str]]:
+        """(operation id, flow run id) of deliveries whose worker stopped renewing its lease."""
+        with self.factory.open(tenant).reader() as tx:
+            return [(op.id, op.flow_run_id) for op in ops.stale_deliveries(tx, self.settings.lease_seconds)
+                    if op.flow_run_id]

@@ -31,6 +31,9 @@ class DispatchSettings:
     poll_interval: float = 0.5
     concurrency: int = 8
     sweep_interval: float = 10.0
+    # A running attempt renews its lease every lease_seconds / 3; one older than
+    # lease_seconds belongs to a dead worker and is rescheduled by any sweeper.
+    lease_seconds: float = 30.0
 
     def queue_for(self, tenant: str) -> str:
         return f"tenant-{tenant}"
@@ -57,4 +60,5 @@ class DispatchSettings:
             poll_interval=_number(env, "PRESSROOM_WORKER_POLL_SECONDS", 0.5),
             concurrency=max(1, int(_number(env, "PRESSROOM_WORKER_CONCURRENCY", 8))),
             sweep_interval=_number(env, "PRESSROOM_SWEEP_SECONDS", 10.0),
+            lease_seconds=max(1.0, _number(env, "PRESSROOM_LEASE_SECONDS", 30.0)),
         )

@@ -157,9 +157,13 @@ class RuntimeWorker:
             )
             return
         bound.info("worker.run_started", flow=flow_name, attempt=attempt)
-        state: State[Any] = await run_flow_async(
-            flow=FLOWS[flow_name], flow_run=flow_run, parameters=parameters, return_type="state"
-        )
+        lease = asyncio.create_task(self._renew_lease(tenant, operation_id, str(flow_run.id)))
+        try:
+            state: State[Any] = await run_flow_async(
+                flow=FLOWS[flow_name], flow_run=flow_run, parameters=parameters, return_type="state"
+            )
+        finally:
+            lease.cancel()
         outcome = await _state_outcome(state)
         await asyncio.to_thread(self.sync.settle, tenant, operation_id, outcome)
         bound.info("worker.run_finished", state=state.type.value, **{k: v for k, v in outcome.items() if k != "ok"})
@@ -167,6 +171,15 @@ class RuntimeWorker:
             await self.relay.relay_tenant(tenant)
         except Exception as exc:
             bound.warning("worker.relay_failed", error=str(exc))
+
+    async def _renew_lease(self, tenant: str, operation_id: str, flow_run_id: str) -> None:
+        interval = self.settings.lease_seconds / 3
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                await asyncio.to_thread(self.sync.heartbeat, tenant, operation_id, flow_run_id)
+            except Exception as exc:  # a missed beat is tolerated; three in a row lose the lease
+                log.warning("worker.heartbeat_failed", tenant=tenant, operation_id=operation_id, error=str(exc))
 
     def _claim(
         self, flow_run: FlowRun, flow_name: str | None, tenant: str, operation_id: str, parameters: dict[str, Any]
@@ -190,11 +203,22 @@ class RuntimeWorker:
         await self.sweep()
 
     async def sweep(self) -> int:
-        """Re-send every tenant's unsent operations (e.g. the server was down at commit)."""
+        """Re-send unsent operations (the server was down at commit) and resume orphaned deliveries."""
         sent = 0
         for tenant in await asyncio.to_thread(self._tenant_list):
             sent += await self.relay.relay_tenant(tenant)
+            await self._resume_stale(tenant)
         return sent
+
+    async def _resume_stale(self, tenant: str) -> None:
+        """A delivery whose lease expired lost its worker: put its run back to Scheduled."""
+        running = {str(run_id) for run_id in self._running}
+        for operation_id, flow_run_id in await asyncio.to_thread(self.sync.stale, tenant):
+            if flow_run_id in running:
+                continue
+            await self.gateway.reschedule(flow_run_id, utcnow())
+            log.warning("worker.lease_expired_rescheduled", tenant=tenant, operation_id=operation_id,
+                        run_id=flow_run_id)
 
     async def reclaim(self) -> int:
         """Runs left Running/Pending by a dead worker of these tenants go back to Scheduled.

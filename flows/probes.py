@@ -2,12 +2,16 @@
 
 Unarmed, a probe only counts. Tests arm a step to fail N times or to park
 (block until released) so that crash and retry behaviour can be driven from
-outside without stubbing the engine.
+outside without stubbing the engine. A worker in another process is armed
+through two variables: ``PRESSROOM_PROBE_LOG`` (append "tenant step" per
+execution to that file) and ``PRESSROOM_PROBE_PARK`` ("tenant:step": block
+there forever, after writing ``<log>.parked``, until the process is killed).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
@@ -64,6 +68,14 @@ async def enter(tenant: str, step: str) -> None:
         else:
             fault = None
         park = PROBES._parks.get(key)
+    log_path = os.environ.get("PRESSROOM_PROBE_LOG")
+    if log_path:
+        with open(log_path, "a") as log:
+            log.write(f"{tenant} {step}\n")
+        if os.environ.get("PRESSROOM_PROBE_PARK") == f"{tenant}:{step}":
+            with open(f"{log_path}.parked", "w") as marker:
+                marker.write(step)
+            await asyncio.Event().wait()
     if park is not None:
         await park.wait()
     if fault is not None:

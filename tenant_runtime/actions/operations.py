@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlmodel import Session, col, func, select
 
 from tenant_runtime import audit
 from tenant_runtime.errors import ClaimRejected
-from tenant_runtime.ids import new_id, utcnow
+from tenant_runtime.ids import as_utc, new_id, utcnow
 from tenant_runtime.operation_states import (
     DEAD,
     DELIVERING,
@@ -212,3 +212,27 @@ def cancel(tx: Session, actor: Actor, operation_id: str) -> Operation:
     set_status(tx, operation, "cancelled")
     audit.record(tx, "operation.cancel", actor, "operation", operation_id, operation_id=operation_id)
     return operation
+
+
+def heartbeat(tx: Session, operation_id: str, flow_run_id: str) -> None:
+    """Renew the lease of the running attempt of ``flow_run_id``."""
+    for attempt in tx.exec(
+        select(Attempt).where(Attempt.operation_id == operation_id, Attempt.flow_run_id == flow_run_id,
+                              col(Attempt.finished_at).is_(None))
+    ):
+        attempt.heartbeat_at = utcnow()
+        tx.add(attempt)
+
+
+def stale_deliveries(tx: Session, lease_seconds: float) -> list[Operation]:
+    """Operations stuck in ``delivering`` whose running attempt's lease expired (its worker died)."""
+    cutoff = utcnow() - timedelta(seconds=lease_seconds)
+    stale = []
+    for operation in tx.exec(select(Operation).where(Operation.status == DELIVERING)):
+        attempt = _current_attempt(tx, operation.id)
+        if attempt is None or attempt.finished_at is not None:
+            continue
+        last = attempt.heartbeat_at or attempt.started_at
+        if as_utc(last) < cutoff:
+            stale.append(operation)
+    return stale

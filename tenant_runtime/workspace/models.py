@@ -92,6 +92,8 @@ class Attempt(WorkspaceModel, table=True):
     number: int
     flow_run_id: str | None = None
     started_at: datetime = Field(default_factory=utcnow)
+    # Renewed by the worker while the attempt runs; a stale lease means the worker died.
+    heartbeat_at: datetime | None = None
     finished_at: datetime | None = None
     step: str | None = None
     error: str | None = None
