@@ -30,7 +30,7 @@ class _Fault:
 class Probes:
     executions: Counter[tuple[str, str]] = field(default_factory=Counter)
     _faults: dict[tuple[str, str], _Fault] = field(default_factory=dict)
-    _parks: dict[tuple[str, str], asyncio.Event] = field(default_factory=dict)
+    _parks: dict[tuple[str, str], threading.Event] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def fail(self, tenant: str, step: str, times: int = 1, message: str = "injected fault",
@@ -38,8 +38,9 @@ class Probes:
         with self._lock:
             self._faults[(tenant, step)] = _Fault(times, message, permanent)
 
-    def park(self, tenant: str, step: str) -> asyncio.Event:
-        event = asyncio.Event()
+    def park(self, tenant: str, step: str) -> threading.Event:
+        """Block ``step`` of ``tenant`` until the returned event is set (from any thread)."""
+        event = threading.Event()
         with self._lock:
             self._parks[(tenant, step)] = event
         return event
@@ -77,7 +78,7 @@ async def enter(tenant: str, step: str) -> None:
                 marker.write(step)
             await asyncio.Event().wait()
     if park is not None:
-        await park.wait()
+        await asyncio.to_thread(park.wait)
     if fault is not None:
         if fault.permanent:
             raise Permanent(fault.message)
