@@ -1,0 +1,145 @@
+"""``pressroom operations …`` and ``pressroom runs …``: operating deliveries from a shell.
+
+Every effect goes through the same command layer as the API and dashboard,
+as an operator principal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Annotated, Any
+
+import msgspec
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from control_plane.services.auth import Principal
+from control_plane.services.commands import Command
+from control_plane.services.container import Services
+from control_plane.settings import Settings
+
+operations_app = typer.Typer(help="Operations (deliveries) across tenants.", no_args_is_help=True)
+runs_app = typer.Typer(help="Prefect flow runs behind operations.", no_args_is_help=True)
+# Wide enough that operation ids never wrap when output goes to a pipe or a file.
+console = Console(width=200)
+CLI_OPERATOR = Principal(token_id="cli", kind="operator")
+FINAL = {"succeeded", "superseded", "dead", "cancelled", "failed"}
+
+
+def _services() -> Services:
+    return Services.build(Settings.from_env(), migrate=False)
+
+
+def _operation(services: Services, tenant: str, operation_id: str) -> dict[str, Any]:
+    from control_plane.services.content import operation_out
+    from tenant_runtime import queries
+
+    out = services.commands.read(
+        CLI_OPERATOR, tenant,
+        lambda tx, ws: operation_out(tx, queries.get_operation(tx, operation_id), services.settings.dispatch),
+    )
+    return dict(msgspec.to_builtins(out))
+
+
+@operations_app.command("list")
+def list_operations(
+    status: Annotated[str | None, typer.Option(help="e.g. dead, failed, queued")] = None,
+    tenant: Annotated[str | None, typer.Option()] = None,
+    limit: Annotated[int, typer.Option()] = 50,
+) -> None:
+    """Operations, newest first (all tenants unless --tenant)."""
+    from control_plane.services.operators import operations_across
+
+    services = _services()
+    tenants = [services.tenants.get(tenant)] if tenant else services.tenants.list()
+    table = Table("tenant", "kind", "status", "retries", "error", "run")
+    table.columns[0].no_wrap = True
+    table.add_column("operation", no_wrap=True)
+    for op in operations_across(services.factory, tenants, services.settings.dispatch, status, limit):
+        error = f"{op.error['code']}: {op.error['message'][:60]}" if op.error else ""
+        table.add_row(op.tenant or "", op.kind, op.status, str(op.retries), error, op.run_url or "(unsent)", op.id)
+    console.print(table)
+
+
+@operations_app.command("retry")
+def retry(tenant: str, operation_id: str, wait: Annotated[bool, typer.Option(help="Follow it to the end.")] = True,
+          timeout: Annotated[float, typer.Option()] = 300) -> None:
+    """Replay a failed or dead operation; completed steps are not redone."""
+    from control_plane.services import content
+
+    services = _services()
+    command = Command(tenant, "content.publish", f"operations.retry:{operation_id}")
+    outcome = services.commands.execute(CLI_OPERATOR, command, content.retry(operation_id))
+    asyncio.run(_relay(services, tenant))
+    console.print(f"operation {operation_id}: {outcome.body['status']}")
+    if wait:
+        follow(services, tenant, [operation_id], timeout)
+
+
+def follow(services: Services, tenant: str, operation_ids: list[str], timeout: float) -> dict[str, str]:
+    """Show a progress bar until every operation is final (or the timeout passes)."""
+    statuses: dict[str, str] = {}
+    deadline = time.monotonic() + timeout
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                  TimeElapsedColumn(), console=console) as progress:
+        bar = progress.add_task(f"{tenant}: delivering", total=len(operation_ids))
+        while time.monotonic() < deadline:
+            statuses = {op: _operation(services, tenant, op)["status"] for op in operation_ids}
+            done = sum(status in FINAL for status in statuses.values())
+            progress.update(bar, completed=done,
+                            description=f"{tenant}: " + ", ".join(sorted(set(statuses.values()))))
+            if done == len(operation_ids):
+                break
+            time.sleep(0.5)
+    return statuses
+
+
+async def _relay(services: Services, tenant: str) -> None:
+    try:
+        await services.relay.relay_tenant(tenant)
+    finally:
+        await services.gateway.close()
+
+
+@runs_app.command("describe")
+def describe(tenant: str, operation_id: str,
+             as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False) -> None:
+    """An operation, its attempts and its Prefect flow run (state, queue, tags, link)."""
+    services = _services()
+    operation = _operation(services, tenant, operation_id)
+    run: dict[str, Any] | None = None
+    if operation["flow_run_id"]:
+        run = asyncio.run(_read_run(services, operation["flow_run_id"]))
+    if as_json:
+        typer.echo(json.dumps({"operation": operation, "flow_run": run}, default=str, indent=2))
+        return
+    console.print(f"[bold]{operation['id']}[/bold]  {operation['kind']}  [bold]{operation['status']}[/bold]")
+    if operation["error"]:
+        console.print(f"error: {operation['error']['code']}: {operation['error']['message']}")
+    table = Table("attempt", "started", "finished", "step", "error")
+    for attempt in operation["attempts"]:
+        table.add_row(str(attempt["number"]), str(attempt["started_at"]), str(attempt["finished_at"] or ""),
+                      attempt["step"] or "", (attempt["error"] or "")[:80])
+    console.print(table)
+    if run is None:
+        console.print("flow run: not sent yet" + (f" ({operation['send_error']})" if operation["send_error"] else ""))
+    else:
+        console.print(f"flow run: {run['name']}  state={run['state']}  queue={run['work_queue_name']}  "
+                      f"tags={','.join(run['tags'])}\n  {operation['run_url']}")
+
+
+async def _read_run(services: Services, flow_run_id: str) -> dict[str, Any] | None:
+    try:
+        client = await services.gateway._ready()
+        run = await client.read_flow_run(flow_run_id)
+        return {"id": str(run.id), "name": run.name, "state": run.state_name, "work_queue_name": run.work_queue_name,
+                "tags": list(run.tags), "expected_start_time": run.expected_start_time,
+                "total_run_time": run.total_run_time.total_seconds()}
+    except Exception as exc:
+        return {"id": flow_run_id, "name": "?", "state": f"unreachable ({exc})", "work_queue_name": "?", "tags": []}
+    finally:
+        await services.gateway.close()
