@@ -12,9 +12,13 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from control_plane.cli_ops import operations_app, runs_app
+
 app = typer.Typer(help="Pressroom: a multi-tenant publishing control plane on Prefect.", no_args_is_help=True)
 tenants_app = typer.Typer(help="Tenants (sites).", no_args_is_help=True)
 app.add_typer(tenants_app, name="tenants")
+app.add_typer(operations_app, name="operations")
+app.add_typer(runs_app, name="runs")
 console = Console(stderr=True)
 
 
