@@ -12,12 +12,15 @@ from litestar import Litestar, MediaType, Request, get
 from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
+from litestar.openapi.spec import Components
 
-from control_plane.api.deps import provide_principal, provide_services
-from control_plane.api.errors import EXCEPTION_HANDLERS
+from control_plane.api.deps import provide_principal, provide_services, require_json_body
+from control_plane.api.errors import EXCEPTION_HANDLERS, SECURITY_SCHEMES, document_errors
 from control_plane.api.ops_api import OperatorController
 from control_plane.api.release_api import ReleaseController
+from control_plane.api.schemas import StrictStructSchemaPlugin
 from control_plane.api.tenant_api import DocumentController, OperationController
+from control_plane.dashboard import build_dashboard
 from control_plane.services.container import Services
 from control_plane.settings import Settings
 
@@ -46,20 +49,26 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
         finally:
             await services.gateway.close()
 
-    return Litestar(
-        route_handlers=[healthz, OperatorController, DocumentController, OperationController, ReleaseController],
+    app = Litestar(
+        route_handlers=[healthz, OperatorController, DocumentController, OperationController, ReleaseController,
+                        build_dashboard()],
         state=State({"services": services}),
         dependencies={
             "services": Provide(provide_services, sync_to_thread=False),
             "principal": Provide(provide_principal, sync_to_thread=True),
         },
         exception_handlers=EXCEPTION_HANDLERS,
+        guards=[require_json_body],
         before_request=_bind_request,
         lifespan=[lifespan],
         request_max_body_size=settings.control_plane.max_body_bytes,
-        openapi_config=OpenAPIConfig(title="Pressroom control plane", version="0.1.0", path="/schema"),
+        openapi_config=OpenAPIConfig(title="Pressroom control plane", version="0.1.0", path="/schema",
+                                     components=Components(security_schemes=SECURITY_SCHEMES)),
+        plugins=[StrictStructSchemaPlugin()],
         debug=False,
     )
+    document_errors(app)
+    return app
 
 
 __all__ = ["create_app"]

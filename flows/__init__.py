@@ -2,6 +2,7 @@
 
 from flows.deliver_release import deliver_release
 from flows.publish_document import publish_document
+from flows.rebuild_search_index import rebuild_search_index
 from flows.scheduled_publish import scheduled_publish
 from flows.seed_example_site import seed_example_site
 from flows.unpublish_document import unpublish_document
@@ -12,12 +13,14 @@ FLOWS = {
     "deliver_release": deliver_release,
     "scheduled_publish": scheduled_publish,
     "seed_example_site": seed_example_site,
+    "rebuild_search_index": rebuild_search_index,
 }
 
 __all__ = [
     "FLOWS",
     "deliver_release",
     "publish_document",
+    "rebuild_search_index",
     "scheduled_publish",
     "seed_example_site",
     "unpublish_document",

@@ -12,13 +12,16 @@ from flows.steps import StepFailed
 
 
 def cache_key(context: TaskRunContext, parameters: dict[str, Any]) -> str:
-    """tenant : operation : version : step [: item] — never shared across tenants or operations."""
+    """tenant : operation : version : step [: document] [: item] — never shared across tenants or operations."""
     parts = [
         str(parameters["tenant"]),
         str(parameters["operation_id"]),
         str(parameters.get("version", 0)),
         context.task.name,
     ]
+    # A step that takes a document is per document, so one operation delivering several never collides.
+    if "document_id" in parameters:
+        parts.append(str(parameters["document_id"]))
     if "item" in parameters:
         parts.append(str(parameters["item"]))
     return ":".join(parts)

@@ -1,4 +1,4 @@
-"""publish_document: make one document version public on the site."""
+"""publish_document: make one document version public on the site, then tell plugins."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from typing import Any
 
 from prefect import flow, task
 
+from flows.delivery_steps import aggregates_with_purge, index_search, notify_plugins, public_record, unique
 from flows.presets import CACHE_BY_STEP, RETRY_IO
 from flows.runtime import workspace
 from flows.steps import run_step
@@ -48,11 +49,18 @@ async def purge(tenant: str, operation_id: str, version: int, names: list[str]) 
 async def publish_document(
     tenant: str, operation_id: str, document_id: str, version: int, generation: int = 0
 ) -> dict[str, Any]:
-    """verify → render page → render home → purge."""
+    """verify → page → home → public record → search → purge → aggregates (+ purge) → plugin webhooks."""
     status = await verify(tenant, operation_id, document_id, version)
     if status != delivery.CURRENT:
         return {"outcome": "superseded", "reason": status}
     page = await render_page(tenant, operation_id, document_id, version)
     home = await render_home(tenant, operation_id, version, generation)
-    tags = await purge(tenant, operation_id, version, page["tags"] + home["tags"])
-    return {"outcome": "succeeded", "page_sha256": page["sha256"], "purged": tags}
+    record = await public_record(tenant, operation_id, document_id, version)
+    await index_search(tenant, operation_id, document_id, version)
+    tags = await purge(tenant, operation_id, version, unique(page["tags"], home["tags"], record["tags"], ["search"]))
+    refreshed = await aggregates_with_purge(tenant, operation_id, version)
+    # Plugins last: what they are told about is public by now, and an endpoint that is down
+    # delays only its own notification (retried alone), never the site's content.
+    notified = await notify_plugins(tenant, operation_id, document_id, version)
+    return {"outcome": "succeeded", "page_sha256": page["sha256"], "purged": tags, **refreshed,
+            "webhooks": notified}

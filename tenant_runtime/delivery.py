@@ -84,17 +84,33 @@ def check_publish(ws: Workspace, document_id: str, version: int) -> str:
     return CURRENT
 
 
-def _store(ws: Workspace, tx: Session, key: str, html: str, *, document_id: str | None, version: int,
-           operation_id: str, tags: tuple[str, ...]) -> Rendered:
-    data = html.encode()
+def check_unpublish(ws: Workspace, document_id: str) -> str:
+    """Is the document still withdrawn? current, or superseded when it has been published again since."""
+    with ws.reader() as tx:
+        document = queries.get_document(tx, document_id)
+    return SUPERSEDED if document.status == "published" else CURRENT
+
+
+HTML = "text/html; charset=utf-8"
+
+
+def store_object(ws: Workspace, tx: Session, key: str, content: str | bytes, *, document_id: str | None,
+                 version: int, operation_id: str, tags: tuple[str, ...], content_type: str = HTML) -> Rendered:
+    """Write ``content`` to ``key`` unless newer output is there already; record what the key holds."""
+    data = content.encode() if isinstance(content, str) else content
     digest = hashlib.sha256(data).hexdigest()
     existing = tx.get(RenderedObject, key)
     if existing is not None and existing.version > version:
         # Newer output is already public: an older delivery never overwrites it.
         return Rendered(key, existing.sha256, written=False, tags=tags)
     if existing is not None and existing.sha256 == digest and ws.store.exists(key):
+        if existing.version < version or existing.document_id != document_id:
+            # Same bytes, newer claim: the key now also stands for ``version`` (no write, no purge).
+            existing.document_id, existing.version = document_id, version
+            existing.operation_id, existing.updated_at = operation_id, utcnow()
+            tx.add(existing)
         return Rendered(key, digest, written=False, tags=tags)
-    ws.store.put(key, data, content_type="text/html; charset=utf-8")
+    ws.store.put(key, data, content_type=content_type)
     row = existing or RenderedObject(key=key, sha256=digest)
     row.document_id, row.version, row.sha256 = document_id, version, digest
     row.operation_id, row.updated_at = operation_id, utcnow()
@@ -108,7 +124,7 @@ def render_document_page(ws: Workspace, document_id: str, version: int, operatio
         document = queries.get_document(tx, document_id)
         revision = queries.get_revision(tx, document_id, version)
         html = render_page(site_view(ws, tx), document_view(document, revision))
-        return _store(ws, tx, page_key(revision.slug), html, document_id=document_id, version=version,
+        return store_object(ws, tx, page_key(revision.slug), html, document_id=document_id, version=version,
                       operation_id=operation_id, tags=page_tags(revision.slug))
 
 
@@ -117,7 +133,7 @@ def render_home_page(ws: Workspace, generation: int, operation_id: str) -> Rende
     with ws.transaction() as tx:
         current = queries.site_state(tx).generation
         html = render_home(site_view(ws, tx), listing_items(tx))
-        return _store(ws, tx, HOME_KEY, html, document_id=None, version=max(current, generation),
+        return store_object(ws, tx, HOME_KEY, html, document_id=None, version=max(current, generation),
                       operation_id=operation_id, tags=HOME_TAGS)
 
 

@@ -6,6 +6,7 @@ from sqlmodel import Session, col, select
 
 from tenant_runtime.errors import BadRequest, NotFound
 from tenant_runtime.operation_states import STATUSES
+from tenant_runtime.workspace.delivery_models import AggregateState, WebhookDelivery, WebhookEndpoint
 from tenant_runtime.workspace.models import Attempt, Document, Operation, RenderedObject, Revision, SiteState
 
 
@@ -93,3 +94,60 @@ def rendered(tx: Session, key: str) -> RenderedObject | None:
 
 def site_state(tx: Session) -> SiteState:
     return tx.get(SiteState, 1) or SiteState()
+
+
+# --- delivery pipeline: plugin webhooks and debounced aggregates ---------------------------------
+
+# Flows whose run ends with the aggregates step: a newer one in flight will regenerate them.
+AGGREGATE_FLOWS = ("publish_document", "unpublish_document")
+_WILL_RUN = ("queued", "delivering")
+
+
+def get_webhook_endpoint(tx: Session, endpoint_id: str) -> WebhookEndpoint:
+    endpoint = tx.get(WebhookEndpoint, endpoint_id)
+    if endpoint is None:
+        raise NotFound("Webhook endpoint not found.", details={"endpoint_id": endpoint_id})
+    return endpoint
+
+
+def webhook_endpoints(tx: Session, *, event: str | None = None, enabled_only: bool = False) -> list[WebhookEndpoint]:
+    """Registered endpoints in registration order, optionally only enabled ones subscribed to ``event``."""
+    query = select(WebhookEndpoint).order_by(col(WebhookEndpoint.created_at), col(WebhookEndpoint.id))
+    if enabled_only:
+        query = query.where(col(WebhookEndpoint.enabled).is_(True))
+    endpoints = list(tx.exec(query))
+    return [e for e in endpoints if event is None or event in e.events]
+
+
+def delivered_endpoint_ids(tx: Session, operation_id: str, event: str) -> set[str]:
+    """Endpoints that already acknowledged ``event`` for this operation."""
+    rows = tx.exec(
+        select(WebhookDelivery.endpoint_id).where(
+            WebhookDelivery.operation_id == operation_id, WebhookDelivery.event == event
+        )
+    )
+    return set(rows)
+
+
+def aggregate_state(tx: Session) -> AggregateState:
+    return tx.get(AggregateState, 1) or AggregateState()
+
+
+def pending_aggregate_operation(tx: Session, generation: int, exclude_id: str) -> Operation | None:
+    """An operation of at least ``generation`` that has yet to run its aggregates step, if any.
+
+    Its step cannot have run already: it would have left the aggregates at
+    ``generation`` or later, and the caller only asks when they are older.
+    """
+    candidates = tx.exec(
+        select(Operation).where(
+            col(Operation.flow_name).in_(AGGREGATE_FLOWS),
+            col(Operation.id) != exclude_id,
+            col(Operation.status).in_(_WILL_RUN)
+            | ((Operation.status == "failed") & col(Operation.next_attempt_at).is_not(None)),
+        )
+    )
+    for operation in candidates:
+        if int(operation.parameters.get("generation") or 0) >= generation:
+            return operation
+    return None

@@ -21,6 +21,8 @@ class RuntimeSettings:
     purge_url: str | None = None
     purge_secret: str = ""
     sqlite_busy_timeout_ms: int = 10_000
+    # How long an aggregates step waits for the rest of a burst of publishes before deciding.
+    aggregate_settle_seconds: float = 0.5
 
     @property
     def tenants_dir(self) -> Path:
@@ -36,6 +38,13 @@ class RuntimeSettings:
         busy = env.get("PRESSROOM_SQLITE_BUSY_TIMEOUT_MS", "10000")
         if not busy.isdigit():
             raise ValueError(f"PRESSROOM_SQLITE_BUSY_TIMEOUT_MS must be an integer, got {busy!r}")
+        settle = env.get("PRESSROOM_AGGREGATE_SETTLE_SECONDS", "0.5")
+        try:
+            settle_seconds = float(settle)
+        except ValueError:
+            raise ValueError(f"PRESSROOM_AGGREGATE_SETTLE_SECONDS must be a number, got {settle!r}") from None
+        if not 0 <= settle_seconds <= 60:
+            raise ValueError(f"PRESSROOM_AGGREGATE_SETTLE_SECONDS must be 0-60, got {settle!r}")
         return cls(
             data_dir=data_dir,
             storage=StorageSettings.from_env(env, data_dir),
@@ -43,4 +52,5 @@ class RuntimeSettings:
             purge_url=env.get("PRESSROOM_PURGE_URL") or None,
             purge_secret=env.get("PRESSROOM_PURGE_SECRET", ""),
             sqlite_busy_timeout_ms=int(busy),
+            aggregate_settle_seconds=settle_seconds,
         )

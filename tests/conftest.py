@@ -6,4 +6,7 @@ pytest_plugins = [
     "tests.fixtures.stack",
     "tests.fixtures.workspaces",
     "tests.fixtures.databases",
+    "tests.fixtures.browser",
+    "tests.fixtures.varnish",
+    "tests.fixtures.helm",
 ]

@@ -2,15 +2,47 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from litestar import Request, Response
 from litestar.background_tasks import BackgroundTask
+from litestar.connection import ASGIConnection
 from litestar.datastructures import State
+from litestar.exceptions import HTTPException
+from litestar.handlers import BaseRouteHandler
+from litestar.params import Parameter
 
 from control_plane.services.auth import Principal
 from control_plane.services.commands import Outcome
 from control_plane.services.container import Services
+
+# 1-200 printable ASCII characters (what tenant_runtime.actions.idempotency accepts that a header can carry).
+IdempotencyKey = Annotated[
+    str | None,
+    Parameter(header="Idempotency-Key", required=False, min_length=1, max_length=200, pattern=r"^[\x20-\x7e]+$",
+              description="Repeat a command safely: the same key returns the first answer; "
+                          "the same key with another body is a 409."),
+]
+
+
+JSON_API_PREFIXES = ("/api/", "/ops/")
+
+
+def require_json_body(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+    """A body sent to the JSON APIs must be declared JSON: anything else is a 415 before it is read.
+
+    Litestar would decode any body as JSON whatever its Content-Type; refusing
+    ``text/plain`` and form posts also keeps browsers' CORS-free "simple requests" out.
+    """
+    if not connection.scope["path"].startswith(JSON_API_PREFIXES):
+        return
+    headers = connection.headers
+    if not headers.get("transfer-encoding") and headers.get("content-length", "0").strip() in ("", "0"):
+        return
+    media_type = headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if media_type == "application/json" or (media_type.startswith("application/") and media_type.endswith("+json")):
+        return
+    raise HTTPException(status_code=415, detail="Send the request body as JSON (Content-Type: application/json).")
 
 
 def provide_services(state: State) -> Services:

@@ -9,7 +9,17 @@ from litestar import Controller, Response, get, patch, post
 from litestar.params import Parameter
 
 from control_plane.api.deps import respond
-from control_plane.api.schemas import OperationOut, QuotaUpdate, TenantCreate, TenantOut, TokenCreate, TokenOut
+from control_plane.api.errors import error_responses
+from control_plane.api.schemas import (
+    OperationOut,
+    OperationStatus,
+    QuotaUpdate,
+    TenantCreate,
+    TenantOut,
+    TenantStatus,
+    TokenCreate,
+    TokenOut,
+)
 from control_plane.services import content, operators
 from control_plane.services.auth import Principal
 from control_plane.services.commands import Command
@@ -38,7 +48,8 @@ class OperatorController(Controller):
         return operators.tenant_out(tenant, services.factory, services.settings.dispatch)
 
     @get("/tenants", sync_to_thread=True)
-    def list_tenants(self, principal: Principal, services: Services, status: str | None = None) -> list[TenantOut]:
+    def list_tenants(self, principal: Principal, services: Services,
+                     status: TenantStatus | None = None) -> list[TenantOut]:
         """Every tenant."""
         _operator(principal)
         return [operators.tenant_out(t, services.factory, services.settings.dispatch)
@@ -89,7 +100,7 @@ class OperatorController(Controller):
         token, row = services.tokens.issue_member_token(tenant, data.role, name=data.name)
         return TokenOut(id=row.id, token=token, role=data.role, tenant=slug)
 
-    @post("/tenants/{slug:str}/seed", sync_to_thread=True, status_code=202)
+    @post("/tenants/{slug:str}/seed", sync_to_thread=True, status_code=202, responses=error_responses(423, 429))
     def seed(self, slug: str, principal: Principal, services: Services) -> Response[dict[str, Any]]:
         """Run seed_example_site for the tenant."""
         _operator(principal)
@@ -97,7 +108,7 @@ class OperatorController(Controller):
         return respond(services, slug, services.commands.execute(principal, command, content.seed()))
 
     @get("/operations", sync_to_thread=True)
-    def operations(self, principal: Principal, services: Services, status: str | None = None,
+    def operations(self, principal: Principal, services: Services, status: OperationStatus | None = None,
                    limit: Annotated[int, Parameter(ge=1, le=1000, required=False)] = 200) -> list[OperationOut]:
         """Operations across tenants (e.g. ``?status=dead``)."""
         _operator(principal)

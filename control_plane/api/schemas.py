@@ -2,27 +2,64 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
+from litestar._openapi.schema_generation.plugins import StructSchemaPlugin
 from msgspec import Meta
-from typing_extensions import Annotated
 
-Slug = Annotated[str, Meta(min_length=1, max_length=100)]
-Title = Annotated[str, Meta(min_length=1, max_length=300)]
+# The patterns repeat the action layer's rules (tenant_runtime.ids, actions.documents) so that the
+# OpenAPI document tells clients what is valid; the actions still check, for the CLI and the flows.
+Slug = Annotated[str, Meta(min_length=1, max_length=100, pattern=r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")]
+# At least one visible character and no control characters (NUL, escapes): titles land in HTML and XML.
+VISIBLE_TEXT = r"^[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f][^\x00-\x1f\x7f]*$"
+Title = Annotated[str, Meta(min_length=1, max_length=300, pattern=VISIBLE_TEXT)]
 Body = Annotated[str, Meta(max_length=1_000_000)]
 Version = Annotated[int, Meta(ge=1, le=2**31)]
+DocumentKind = Literal["page", "post"]
+DocumentStatus = Literal["draft", "published"]
+OperationStatus = Literal["scheduled", "queued", "delivering", "succeeded", "superseded", "failed", "dead",
+                          "cancelled"]
+TenantStatus = Literal["active", "suspended"]
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _reject_control(field: str, value: str | None) -> None:
+    # Patterns document this, but msgspec's re.search lets '$' match before a final '\n'.
+    if value is not None and _CONTROL.search(value):
+        raise ValueError(f"`{field}` must not contain NUL or other control characters.")
+
+
+class ErrorDetail(msgspec.Struct):
+    code: Annotated[str, Meta(description="Stable snake_case code, e.g. `version_conflict`.")]
+    message: Annotated[str, Meta(description="For people; may change.")]
+    details: dict[str, Any]
+
+
+class ErrorBody(msgspec.Struct):
+    """Every error response: ``{"error": {"code", "message", "details"}}``."""
+
+    error: ErrorDetail
 
 
 class TenantCreate(msgspec.Struct, forbid_unknown_fields=True):
-    slug: Annotated[str, Meta(min_length=2, max_length=39)]
-    name: Annotated[str, Meta(min_length=1, max_length=200)]
+    slug: Annotated[str, Meta(min_length=2, max_length=39, pattern=r"^[a-z][a-z0-9-]{1,38}$")]
+    name: Annotated[str, Meta(min_length=1, max_length=200, pattern=VISIBLE_TEXT)]
+
+    def __post_init__(self) -> None:
+        _reject_control("name", self.name)
 
 
 class TokenCreate(msgspec.Struct, forbid_unknown_fields=True):
     role: Literal["owner", "editor", "viewer"]
-    name: Annotated[str, Meta(max_length=200)] = ""
+    name: Annotated[str, Meta(max_length=200, pattern=r"^[^\x00-\x1f\x7f]*$")] = ""
+
+    def __post_init__(self) -> None:
+        _reject_control("name", self.name)
 
 
 class QuotaUpdate(msgspec.Struct, forbid_unknown_fields=True):
@@ -54,15 +91,21 @@ class DocumentCreate(msgspec.Struct, forbid_unknown_fields=True):
     slug: Slug
     title: Title
     body: Body = ""
-    kind: Literal["page", "post"] = "page"
+    kind: DocumentKind = "page"
+
+    def __post_init__(self) -> None:
+        _reject_control("title", self.title)
 
 
-class DocumentUpdate(msgspec.Struct):
+class DocumentUpdate(msgspec.Struct, forbid_unknown_fields=True):
     version: Version
     slug: Slug | None = None
     title: Title | None = None
     body: Body | None = None
-    kind: Literal["page", "post"] | None = None
+    kind: DocumentKind | None = None
+
+    def __post_init__(self) -> None:
+        _reject_control("title", self.title)
 
 
 class PublishRequest(msgspec.Struct, forbid_unknown_fields=True):
@@ -123,3 +166,19 @@ class Accepted(msgspec.Struct):
     status: str
     operation_url: str
     document: DocumentOut | None = None
+
+
+class StrictStructSchemaPlugin(StructSchemaPlugin):
+    """Say ``additionalProperties: false`` for structs that forbid unknown fields.
+
+    Litestar 2's own struct plugin leaves it out, so the OpenAPI document
+    would promise that extra fields are accepted while the server answers 400.
+    (Subclasses a private Litestar class; pinned to litestar<3 in pyproject.)
+    """
+
+    def to_openapi_schema(self, field_definition: Any, schema_creator: Any) -> Any:
+        schema = super().to_openapi_schema(field_definition, schema_creator)
+        info = msgspec.inspect.type_info(field_definition.type_)
+        if isinstance(info, msgspec.inspect.StructType) and info.forbid_unknown_fields:
+            schema.additional_properties = False
+        return schema

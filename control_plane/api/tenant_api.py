@@ -7,13 +7,16 @@ from typing import Annotated, Any
 from litestar import Controller, Response, get, post, put
 from litestar.params import Parameter
 
-from control_plane.api.deps import respond
+from control_plane.api.deps import IdempotencyKey, respond
 from control_plane.api.schemas import (
     ConfirmRequest,
     DocumentCreate,
+    DocumentKind,
     DocumentOut,
+    DocumentStatus,
     DocumentUpdate,
     OperationOut,
+    OperationStatus,
     PublishRequest,
 )
 from control_plane.services import content
@@ -25,7 +28,6 @@ from tenant_runtime.actions import operations as ops
 from tenant_runtime.operation_states import CANCELLED
 from tenant_runtime.workspace import Actor, Workspace
 
-IdempotencyKey = Annotated[str | None, Parameter(header="Idempotency-Key", required=False, max_length=200)]
 Limit = Annotated[int, Parameter(ge=1, le=500, required=False)]
 Offset = Annotated[int, Parameter(ge=0, le=1_000_000, required=False)]
 
@@ -42,8 +44,8 @@ class DocumentController(Controller):
         return respond(services, tenant, services.commands.execute(principal, command, content.create_document(data)))
 
     @get("/", sync_to_thread=True)
-    def list(self, tenant: str, principal: Principal, services: Services, status: str | None = None,
-             kind: str | None = None, limit: Limit = 100, offset: Offset = 0) -> list[DocumentOut]:
+    def list(self, tenant: str, principal: Principal, services: Services, status: DocumentStatus | None = None,
+             kind: DocumentKind | None = None, limit: Limit = 100, offset: Offset = 0) -> list[DocumentOut]:
         """Documents of the site, most recently edited first."""
         return services.commands.read(
             principal, tenant,
@@ -92,7 +94,7 @@ class OperationController(Controller):
     tags = ["operations"]
 
     @get("/", sync_to_thread=True)
-    def list(self, tenant: str, principal: Principal, services: Services, status: str | None = None,
+    def list(self, tenant: str, principal: Principal, services: Services, status: OperationStatus | None = None,
              limit: Limit = 100, offset: Offset = 0) -> list[OperationOut]:
         """Operations of the site, newest first."""
         dispatch = services.settings.dispatch

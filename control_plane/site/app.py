@@ -8,6 +8,7 @@ from typing import Any
 
 from litestar import Litestar, MediaType, Response, get
 from litestar.datastructures import State
+from litestar.handlers import HTTPRouteHandler
 
 from control_plane.api.errors import EXCEPTION_HANDLERS
 from control_plane.settings import Settings
@@ -15,7 +16,7 @@ from control_plane.site import pages
 from tenant_runtime.edge import TaggedCache
 from tenant_runtime.edge.tagged_cache import CachedResponse
 from tenant_runtime.errors import NotFound
-from tenant_runtime.ids import TENANT_SLUG, DOCUMENT_SLUG
+from tenant_runtime.ids import DOCUMENT_SLUG, TENANT_SLUG
 from tenant_runtime.workspace import WorkspaceFactory
 
 
@@ -63,6 +64,31 @@ def home(tenant: str, state: State) -> Response[bytes]:
     server = _server(state)
     ws = server.workspace(tenant)
     return server.serve(f"{tenant}/", lambda: pages.home(ws))
+
+
+@get("/{tenant:str}/search", sync_to_thread=True)
+def search(tenant: str, state: State, q: str = "") -> Response[bytes]:
+    server = _server(state)
+    ws = server.workspace(tenant)
+    # Only the first MAX_QUERY_CHARS count (search and page both cut there), so the cache key does too;
+    # every distinct query is its own entry, all dropped together by the "search" tag.
+    query = q[: pages.MAX_QUERY_CHARS]
+    return server.serve(f"{tenant}/search?q={query}", lambda: pages.search_page(ws, query))
+
+
+def _aggregate_route(path: str, name: str) -> HTTPRouteHandler:
+    @get(f"/{{tenant:str}}/{path}", sync_to_thread=True, name=f"aggregate-{name}")
+    def serve_aggregate(tenant: str, state: State) -> Response[bytes]:
+        server = _server(state)
+        ws = server.workspace(tenant)
+        return server.serve(f"{tenant}/{path}", lambda: pages.aggregate(ws, name))
+
+    return serve_aggregate
+
+
+sitemap = _aggregate_route("sitemap.xml", "sitemap")
+atom_feed = _aggregate_route("feed.xml", "atom")
+rss_feed = _aggregate_route("rss.xml", "rss")
 
 
 @get("/{tenant:str}/{slug:str}", sync_to_thread=True)
@@ -122,7 +148,7 @@ def create_site_app(settings: Settings | None = None, *, factory: WorkspaceFacto
     factory = factory or WorkspaceFactory(settings.runtime, read_only=True)
     server = SiteServer(factory, settings.runtime.purge_secret)
     return Litestar(
-        route_handlers=[healthz, public_content, home, document],
+        route_handlers=[healthz, public_content, home, search, sitemap, atom_feed, rss_feed, document],
         state=State({"site": server}),
         exception_handlers=EXCEPTION_HANDLERS,
         openapi_config=None,

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import msgspec
 
-from tenant_runtime import delivery, queries
-from tenant_runtime.rendering import render_home, render_not_found, render_page
+from tenant_runtime import aggregates, delivery, public_records, queries, search
+from tenant_runtime.rendering import render_home, render_not_found, render_page, render_search
 from tenant_runtime.workspace import Workspace
 
 
@@ -21,6 +21,9 @@ class Page:
 
 
 HTML = "text/html; charset=utf-8"
+JSON = "application/json"
+SEARCH_RESULTS = 20
+MAX_QUERY_CHARS = search.MAX_QUERY_CHARS
 
 
 def _tags(ws: Workspace, *names: str) -> tuple[str, ...]:
@@ -57,25 +60,27 @@ def document(ws: Workspace, slug: str) -> Page:
 
 
 def public_record(ws: Workspace, slug: str) -> Page:
-    """The sanitized public record of a published document, as JSON."""
-    from tenant_runtime.rendering import render_markdown
+    """The sanitized public record of a published document, as JSON: stored when current, else live."""
+    tags = _tags(ws, *public_records.record_tags(slug))
+    found = public_records.live_record(ws, slug)
+    if found is None:
+        body = {"error": {"code": "not_found", "message": "No published document here.",
+                          "details": {"permalink": slug}}}
+        return Page(404, msgspec.json.encode(body), JSON, tags, "none")
+    data, stored = found
+    return Page(200, data, JSON, tags, "object" if stored else "live")
 
-    tags = _tags(ws, f"doc:{slug}")
+
+def aggregate(ws: Workspace, name: str) -> Page:
+    """Sitemap, Atom or RSS: the stored object when it reflects the current generation, else live."""
+    spec = aggregates.AGGREGATES[name]
+    data, content_type, stored = aggregates.serve_aggregate(ws, name)
+    return Page(200, data, content_type, _tags(ws, spec.tag), "object" if stored else "live")
+
+
+def search_page(ws: Workspace, q: str) -> Page:
+    """The search results page for ``q``; a query that is not words finds nothing, never an error."""
+    hits = search.search(ws, q, SEARCH_RESULTS)
     with ws.reader() as tx:
-        found = queries.published_by_slug(tx, slug)
-        if found is None:
-            body = {"error": {"code": "not_found", "message": "No published document here.", "details": {"permalink": slug}}}
-            return Page(404, msgspec.json.encode(body), "application/json", tags, "none")
-        doc, revision = found
-        view = delivery.document_view(doc, revision)
-    record = {
-        "tenant": ws.tenant,
-        "permalink": view.slug,
-        "title": view.title,
-        "kind": view.kind,
-        "version": view.version,
-        "published_at": view.published_at.isoformat(),
-        "html": render_markdown(view.body_markdown),
-        "url": f"{ws.site_url}/{view.slug}",
-    }
-    return Page(200, msgspec.json.encode(record), "application/json", tags, "live")
+        html = render_search(delivery.site_view(ws, tx), q, hits)
+    return Page(200, html.encode(), HTML, _tags(ws, "search"), "live")

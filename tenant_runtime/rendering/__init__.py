@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from tenant_runtime.rendering.feeds import render_atom, render_rss, render_sitemap
 from tenant_runtime.rendering.markdown import plain_text, render_markdown
-from tenant_runtime.rendering.theme import render_home, render_not_found, render_page
-from tenant_runtime.rendering.views import DocumentKind, DocumentView, ListingItem, SiteView
+from tenant_runtime.rendering.theme import render_home, render_not_found, render_page, render_search
+from tenant_runtime.rendering.views import DocumentKind, DocumentView, ListingItem, SearchHit, SiteView
 
 __all__ = [
     "DocumentKind",
     "DocumentView",
     "ListingItem",
+    "SearchHit",
     "SiteView",
     "plain_text",
     "render_atom",
@@ -23,5 +24,6 @@ __all__ = [
     "render_not_found",
     "render_page",
     "render_rss",
+    "render_search",
     "render_sitemap",
 ]

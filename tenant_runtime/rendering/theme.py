@@ -10,13 +10,14 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, TemplateNotFound
 
 from tenant_runtime.errors import NotFound
 from tenant_runtime.rendering.markdown import plain_text, render_markdown
-from tenant_runtime.rendering.views import DocumentView, ListingItem, SiteView
+from tenant_runtime.rendering.views import DocumentView, ListingItem, SearchHit, SiteView
 
-__all__ = ["DEFAULT_THEME", "environment", "render_home", "render_not_found", "render_page"]
+__all__ = ["DEFAULT_THEME", "environment", "render_home", "render_not_found", "render_page", "render_search"]
 
 DEFAULT_THEME = "default"
 _THEME_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 _DESCRIPTION_LIMIT = 160
+_MAX_QUERY = 200  # the search form's maxlength; longer queries are cut by the search itself
 # Spelled out rather than strftime("%B"), which follows the process locale and would break hashing.
 _MONTHS = (
     "January", "February", "March", "April", "May", "June",
@@ -85,3 +86,8 @@ def render_home(site: SiteView, items: list[ListingItem], *, theme: str = DEFAUL
 def render_not_found(site: SiteView | None) -> str:
     """Render the 404 page, for a known site or for a host that matches no tenant."""
     return _render(DEFAULT_THEME, "not_found.html", site=site)
+
+
+def render_search(site: SiteView, q: str, hits: list[SearchHit], *, theme: str = DEFAULT_THEME) -> str:
+    """Render the search page for query ``q`` (echoed escaped) and its hits."""
+    return _render(theme, "search.html", site=site, q=q[:_MAX_QUERY], hits=hits, max_query=_MAX_QUERY)

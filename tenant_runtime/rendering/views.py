@@ -8,7 +8,7 @@ from typing import Literal
 from urllib.parse import quote
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-__all__ = ["DocumentKind", "DocumentView", "ListingItem", "SiteView"]
+__all__ = ["DocumentKind", "DocumentView", "ListingItem", "SearchHit", "SiteView"]
 
 DocumentKind = Literal["page", "post"]
 _KINDS: frozenset[str] = frozenset({"page", "post"})
@@ -96,3 +96,14 @@ class ListingItem:
     def __post_init__(self) -> None:
         _require_kind(self.kind)
         _require_aware("published_at", self.published_at)
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """One search result: plain text only, escaped by the theme like any other text."""
+
+    slug: str
+    title: str
+    snippet: str = ""
+    # The snippet cut into runs of (text, matched): the theme wraps matched runs in <mark>.
+    highlights: tuple[tuple[str, bool], ...] = ()

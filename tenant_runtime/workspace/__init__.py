@@ -1,6 +1,7 @@
 """One tenant's workspace: its database, its object-store view, its cache view."""
 
 from tenant_runtime.workspace.access import Actor, ROLE_PERMISSIONS, SYSTEM
+from tenant_runtime.workspace.delivery_models import AggregateState, WebhookDelivery, WebhookEndpoint
 from tenant_runtime.workspace.models import (
     Attempt,
     AuditEntry,
@@ -9,6 +10,8 @@ from tenant_runtime.workspace.models import (
     Operation,
     RenderedObject,
     Revision,
+    SiteResource,
+    SiteResourceRevision,
     SiteState,
     WorkspaceModel,
 )
@@ -18,6 +21,7 @@ __all__ = [
     "ROLE_PERMISSIONS",
     "SYSTEM",
     "Actor",
+    "AggregateState",
     "Attempt",
     "AuditEntry",
     "Document",
@@ -25,7 +29,11 @@ __all__ = [
     "Operation",
     "RenderedObject",
     "Revision",
+    "SiteResource",
+    "SiteResourceRevision",
     "SiteState",
+    "WebhookDelivery",
+    "WebhookEndpoint",
     "Workspace",
     "WorkspaceFactory",
     "WorkspaceModel",

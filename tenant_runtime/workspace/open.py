@@ -11,6 +11,7 @@ from pathlib import Path
 
 import structlog
 from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.pool import NullPool
 from sqlmodel import Session
 
@@ -20,6 +21,7 @@ from tenant_runtime.ids import check_tenant_slug
 from tenant_runtime.settings import RuntimeSettings
 from tenant_runtime.storage import ObjectStore, TenantStore, build_object_store
 from tenant_runtime.workspace.models import WorkspaceModel
+from tenant_runtime.workspace.search_schema import ensure_search_schema
 
 
 @dataclass
@@ -104,6 +106,7 @@ class WorkspaceFactory:
         path.parent.mkdir(parents=True, exist_ok=True)
         engine = _sqlite_engine(path, busy_timeout_ms=self.settings.sqlite_busy_timeout_ms, read_only=False)
         WorkspaceModel.metadata.create_all(engine)
+        ensure_search_schema(engine)
         engine.dispose()
         return self.open(tenant)
 
@@ -119,6 +122,8 @@ class WorkspaceFactory:
                 engine = _sqlite_engine(
                     path, busy_timeout_ms=self.settings.sqlite_busy_timeout_ms, read_only=self.read_only
                 )
+                if not self.read_only:
+                    _ensure_schema(engine)
                 self._engines[tenant] = engine
         return Workspace(
             tenant=tenant,
@@ -134,6 +139,17 @@ class WorkspaceFactory:
             engine = self._engines.pop(tenant, None)
         if engine is not None:
             engine.dispose()
+
+
+def _ensure_schema(engine: Engine) -> None:
+    """Add tables introduced since the workspace was created (new tables only, never new columns)."""
+    try:
+        WorkspaceModel.metadata.create_all(engine)
+    except OperationalError as exc:
+        # Two processes opening the same old workspace at once: the other one created it first.
+        if "already exists" not in str(exc):
+            raise
+    ensure_search_schema(engine)
 
 
 def _default_purger(settings: RuntimeSettings) -> Purger:

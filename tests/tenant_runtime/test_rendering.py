@@ -325,12 +325,13 @@ def test_views_reject_naive_datetimes_trailing_slash_and_bad_timezone() -> None:
 
 def test_public_api_is_exported() -> None:
     assert set(rendering.__all__) == {
-        "DocumentKind", "DocumentView", "ListingItem", "SiteView", "plain_text", "render_atom", "render_home",
-        "render_markdown", "render_not_found", "render_page", "render_rss", "render_sitemap",
+        "DocumentKind", "DocumentView", "ListingItem", "SearchHit", "SiteView", "plain_text", "render_atom",
+        "render_home", "render_markdown", "render_not_found", "render_page", "render_rss", "render_search",
+        "render_sitemap",
     }  # fmt: skip
     assert all(hasattr(rendering, name) for name in rendering.__all__)
 
 
 def test_default_theme_templates_ship_inside_the_package() -> None:
     theme = files("tenant_runtime.rendering") / "templates" / "default"
-    assert {"base.html", "page.html", "home.html", "not_found.html"} <= {p.name for p in theme.iterdir()}
+    assert {"base.html", "page.html", "home.html", "not_found.html", "search.html"} <= {p.name for p in theme.iterdir()}

@@ -1,0 +1,94 @@
+"""Rendering dashboard pages: one autoescaping Jinja2 environment, HTML responses, flash messages."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from litestar import MediaType, Request, Response
+from litestar.background_tasks import BackgroundTask
+from litestar.response import Redirect
+
+from control_plane.dashboard.session import csrf_token, flash, take_flashes
+from tenant_runtime.errors import PressroomError
+
+PREFIX = "/dashboard"
+
+# Messages for people where the command layer's own message speaks to API clients.
+FRIENDLY: dict[str, str] = {
+    "confirmation_required": "Tick the confirmation box to go ahead: this changes the public site.",
+    "version_conflict": "Someone saved this document after you opened it, so your change was not applied. "
+                        "Open the latest version and apply your edits again.",
+    "idempotency_key_reused": "This form was already sent with other values; reload the page and try again.",
+}
+
+environment = Environment(
+    loader=PackageLoader("control_plane.dashboard", "templates"),
+    autoescape=True,  # every template, whatever its name: user text lands in all of them
+    undefined=StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+
+
+def _when(value: datetime | None) -> str:
+    """``2026-11-29 14:03 UTC`` (the dashboard speaks UTC, like the operation records)."""
+    if value is None:
+        return "—"
+    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+environment.filters["when"] = _when
+
+
+def url(*parts: str) -> str:
+    """A dashboard path from its segments, e.g. ``url("sites", "acme", "operations")``."""
+    return "/".join([PREFIX, *parts])
+
+
+def error_message(exc: PressroomError) -> dict[str, Any]:
+    """A flash entry for an error of the command layer: a readable message and its stable code."""
+    return {"level": "error", "message": FRIENDLY.get(exc.code, exc.message), "code": exc.code}
+
+
+def flash_error(request: Request[Any, Any, Any], exc: PressroomError) -> None:
+    """Queue ``exc`` for the next page."""
+    entry = error_message(exc)
+    flash(request.session, entry["level"], entry["message"], entry["code"])
+
+
+def notice(request: Request[Any, Any, Any], message: str) -> None:
+    """Queue a success message for the next page."""
+    flash(request.session, "success", message)
+
+
+def page(request: Request[Any, Any, Any], template: str, *, status_code: int = 200,
+         errors: list[dict[str, Any]] | None = None, **context: Any) -> Response[str]:
+    """Render ``dashboard/{template}`` with the session's CSRF token and queued messages."""
+    context.setdefault("principal", None)
+    context.setdefault("site", None)
+    html = environment.get_template(f"dashboard/{template}").render(
+        csrf_token=csrf_token(request.session),
+        flashes=[*take_flashes(request.session), *(errors or [])],
+        url=url,
+        **context,
+    )
+    return Response(html, status_code=status_code, media_type=MediaType.HTML)
+
+
+def error_page(status: int, code: str, message: str) -> Response[str]:
+    """A standalone error page (no session: it may answer a request the session never reached)."""
+    html = environment.get_template("dashboard/error.html").render(
+        status=status, code=code, message=message, url=url, principal=None, site=None, flashes=[], csrf_token="",
+    )
+    return Response(html, status_code=status, media_type=MediaType.HTML)
+
+
+def see_other(path: str, *, background: BackgroundTask | None = None) -> Redirect:
+    """A 303 to ``path`` (Post/Redirect/Get)."""
+    return Redirect(path, status_code=303, background=background)
+
+
+__all__ = ["FRIENDLY", "environment", "error_message", "error_page", "flash_error", "notice", "page",
+           "see_other", "url"]

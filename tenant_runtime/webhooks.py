@@ -1,0 +1,192 @@
+"""Plugin webhooks: the sender seam, signing, and the ``after_publish`` delivery step.
+
+A delivery is a JSON body POSTed to each enabled endpoint, signed with the
+endpoint's secret (``X-Pressroom-Signature: sha256=<hex HMAC-SHA256>``) and
+carrying ``Idempotency-Key: <operation id>:<endpoint id>``. An endpoint that
+answers 2xx is recorded in ``webhook_delivery`` and never called again for
+that operation, so a retry only reaches the endpoints that have not
+acknowledged yet; a crash between the answer and the record re-sends with the
+same idempotency key, which receivers use to drop the duplicate.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import httpx
+
+from tenant_runtime import queries
+from tenant_runtime.delivery import site_view
+from tenant_runtime.errors import Unavailable
+from tenant_runtime.ids import utcnow
+from tenant_runtime.workspace.delivery_models import WebhookDelivery
+from tenant_runtime.workspace.open import Workspace
+
+AFTER_PUBLISH = "after_publish"
+SIGNATURE_HEADER = "X-Pressroom-Signature"
+EVENT_HEADER = "X-Pressroom-Event"
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+USER_AGENT = "Pressroom-Webhooks/1"
+
+
+class WebhookSender(Protocol):
+    """POST ``body`` to ``url``; return the HTTP status, or raise on a network error."""
+
+    def send(self, url: str, body: bytes, headers: Mapping[str, str]) -> int: ...
+
+
+class HttpxWebhookSender:
+    """The real adapter: one POST, no redirects (a redirect is not an acknowledgement)."""
+
+    def __init__(self, *, timeout: float = 10.0, transport: httpx.BaseTransport | None = None) -> None:
+        self._client = httpx.Client(timeout=timeout, follow_redirects=False, transport=transport)
+
+    def send(self, url: str, body: bytes, headers: Mapping[str, str]) -> int:
+        return self._client.post(url, content=body, headers=dict(headers)).status_code
+
+    def close(self) -> None:
+        self._client.close()
+
+
+@dataclass(frozen=True)
+class SentWebhook:
+    url: str
+    body: bytes
+    headers: dict[str, str]
+    status: int | None  # None: the twin raised a network error
+
+
+@dataclass
+class MemoryWebhookSender:
+    """The in-memory twin: records every call; can fail the next N calls (per URL or for all)."""
+
+    status: int = 200
+    calls: list[SentWebhook] = field(default_factory=list)
+    _failures: dict[str | None, list[int | None]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def fail(self, times: int, *, url: str | None = None, status: int | None = None) -> None:
+        """Make the next ``times`` calls (to ``url``, or to any URL) answer ``status``, or raise if None."""
+        with self._lock:
+            self._failures.setdefault(url, []).extend([status] * times)
+
+    def send(self, url: str, body: bytes, headers: Mapping[str, str]) -> int:
+        with self._lock:
+            queue = self._failures.get(url) or self._failures.get(None)
+            outcome = queue.pop(0) if queue else self.status
+            self.calls.append(SentWebhook(url, body, dict(headers), outcome))
+        if outcome is None:
+            raise ConnectionError(f"injected network error for {url}")
+        return outcome
+
+    def delivered(self, url: str | None = None) -> list[SentWebhook]:
+        """Calls that were answered 2xx, optionally to one URL."""
+        return [c for c in self.calls if c.status is not None and 200 <= c.status < 300
+                and (url is None or c.url == url)]
+
+
+def sign(secret: str, body: bytes) -> str:
+    """The signature header value for ``body``: ``sha256=`` and the hex HMAC-SHA256 under ``secret``."""
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def verify_signature(secret: str, body: bytes, header: str) -> bool:
+    """What a receiver does: recompute and compare in constant time."""
+    return hmac.compare_digest(sign(secret, body), header)
+
+
+def encode_body(payload: Mapping[str, Any]) -> bytes:
+    """Canonical JSON, so every attempt of a delivery sends (and signs) the same bytes."""
+    return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def delivery_headers(event: str, operation_id: str, endpoint_id: str, secret: str, body: bytes) -> dict[str, str]:
+    return {
+        "Content-Type": "application/json",
+        "User-Agent": USER_AGENT,
+        EVENT_HEADER: event,
+        SIGNATURE_HEADER: sign(secret, body),
+        IDEMPOTENCY_HEADER: f"{operation_id}:{endpoint_id}",
+    }
+
+
+class WebhookDeliveryFailed(Unavailable):
+    """Some endpoints did not acknowledge; transient, so the step and then the operation retry."""
+
+    code = "webhook_delivery_failed"
+
+
+def _failure(endpoint_id: str, detail: str) -> dict[str, str]:
+    # Endpoint ids only: URLs may carry tokens in their query string and must not reach logs.
+    return {"endpoint_id": endpoint_id, "error": detail[:200]}
+
+
+def deliver_after_publish(
+    ws: Workspace, sender: WebhookSender, operation_id: str, document_id: str, version: int
+) -> dict[str, int]:
+    """Call every enabled ``after_publish`` endpoint not yet acknowledged for this operation."""
+    with ws.reader() as tx:
+        endpoints = queries.webhook_endpoints(tx, event=AFTER_PUBLISH, enabled_only=True)
+        done = queries.delivered_endpoint_ids(tx, operation_id, AFTER_PUBLISH)
+        revision = queries.get_revision(tx, document_id, version)
+        url = site_view(ws, tx).url_for(revision.slug)
+    body = encode_body({
+        "event": AFTER_PUBLISH,
+        "tenant": ws.tenant,
+        "operation_id": operation_id,
+        "document": {"id": document_id, "slug": revision.slug, "version": version, "url": url},
+    })
+    delivered, failures = 0, []
+    pending = [e for e in endpoints if e.id not in done]
+    for endpoint in pending:
+        headers = delivery_headers(AFTER_PUBLISH, operation_id, endpoint.id, endpoint.secret, body)
+        try:
+            status = sender.send(endpoint.url, body, headers)
+        except Exception as exc:  # noqa: BLE001 — one endpoint's outage must not keep the others from theirs
+            message = str(exc).replace(endpoint.url, "<endpoint url>")
+            failures.append(_failure(endpoint.id, f"{type(exc).__name__}: {message}"))
+            continue
+        if not 200 <= status < 300:
+            failures.append(_failure(endpoint.id, f"HTTP {status}"))
+            continue
+        _record(ws, operation_id, endpoint.id, status)
+        delivered += 1
+    if failures:
+        ws.log.warning("webhooks.delivery_failed", operation_id=operation_id, failures=failures)
+        raise WebhookDeliveryFailed(
+            f"{len(failures)} of {len(pending)} webhook endpoints did not acknowledge.",
+            details={"failures": failures, "delivered": delivered},
+        )
+    return {"endpoints": len(endpoints), "delivered": delivered, "skipped": len(endpoints) - len(pending)}
+
+
+def _record(ws: Workspace, operation_id: str, endpoint_id: str, status: int) -> None:
+    with ws.transaction() as tx:
+        if endpoint_id in queries.delivered_endpoint_ids(tx, operation_id, AFTER_PUBLISH):
+            return  # a concurrent attempt recorded it first
+        tx.add(WebhookDelivery(operation_id=operation_id, endpoint_id=endpoint_id, event=AFTER_PUBLISH,
+                               status="delivered", status_code=status, delivered_at=utcnow()))
+
+
+__all__ = [
+    "AFTER_PUBLISH",
+    "EVENT_HEADER",
+    "IDEMPOTENCY_HEADER",
+    "SIGNATURE_HEADER",
+    "HttpxWebhookSender",
+    "MemoryWebhookSender",
+    "SentWebhook",
+    "WebhookDeliveryFailed",
+    "WebhookSender",
+    "deliver_after_publish",
+    "delivery_headers",
+    "encode_body",
+    "sign",
+    "verify_signature",
+]

@@ -1,0 +1,107 @@
+"""The public site's delivery routes (search, sitemap, feeds, public record) over a unit workspace."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from litestar.testing import TestClient
+
+from control_plane.settings import ControlPlaneSettings, Settings
+from control_plane.site.app import create_site_app
+from dispatch.settings import DispatchSettings
+from tenant_runtime import aggregates, public_records, search
+from tenant_runtime.workspace import Workspace, WorkspaceFactory
+from tests.tenant_runtime.content import publish
+
+
+@pytest.fixture
+def site(workspace_factory: WorkspaceFactory, workspace: Workspace) -> Iterator[TestClient[Any]]:
+    settings = Settings(runtime=workspace_factory.settings, dispatch=DispatchSettings(),
+                        control_plane=ControlPlaneSettings(database_url="sqlite://", operator_token="x"))
+    reader = WorkspaceFactory(workspace_factory.settings, store=workspace_factory.store, read_only=True)
+    with TestClient(create_site_app(settings, factory=reader)) as client:
+        yield client
+
+
+def _indexed(ws: Workspace, slug: str, body: str, **kw: Any) -> None:
+    document, _ = publish(ws, slug, body=body, **kw)
+    search.index_document(ws, document.id, document.version)
+
+
+@pytest.mark.parametrize("q", ['"', "NEAR(", "*", "", "%00", "x" * 3000, "<script>alert(1)</script>"])
+def test_search_never_fails_and_echoes_the_query_escaped(site: TestClient[Any], workspace: Workspace, q: str) -> None:
+    _indexed(workspace, "hello", "hello there")
+
+    response = site.get("/acme/search", params={"q": q})
+
+    assert response.status_code == 200 and response.headers["content-type"].startswith("text/html")
+    assert "<script>alert(1)</script>" not in response.text
+    assert set(response.headers["xkey"].split()) == {"acme", "acme:search"}
+
+
+def test_search_results_are_cached_per_query_and_dropped_by_the_search_tag(
+    site: TestClient[Any], workspace: Workspace
+) -> None:
+    _indexed(workspace, "alpha", "alpha words")
+    _indexed(workspace, "beta", "beta words")
+
+    alpha = site.get("/acme/search?q=alpha")
+    beta = site.get("/acme/search?q=beta")
+    assert 'href="http://site.test/acme/alpha"' in alpha.text and "/acme/beta" not in alpha.text
+    assert 'href="http://site.test/acme/beta"' in beta.text and "/acme/alpha\"" not in beta.text
+    assert site.get("/acme/search?q=beta").headers["x-pressroom-source"] == "cache"
+
+    _indexed(workspace, "beta-two", "beta again")
+    assert "beta-two" not in site.get("/acme/search?q=beta").text  # cached until purged
+    site.app.state.site.cache.purge(["acme:search"])
+    assert "beta-two" in site.get("/acme/search?q=beta").text
+
+
+@pytest.mark.parametrize(("path", "content_type", "tag"), [
+    ("sitemap.xml", "application/xml", "acme:sitemap"),
+    ("feed.xml", "application/atom+xml", "acme:feeds"),
+    ("rss.xml", "application/rss+xml", "acme:feeds"),
+])
+def test_aggregates_are_served_stored_when_current_else_live(
+    site: TestClient[Any], workspace: Workspace, path: str, content_type: str, tag: str
+) -> None:
+    _, operation = publish(workspace, "first-post")
+    live = site.get(f"/acme/{path}")
+    assert live.headers["x-pressroom-source"] == "live"
+    site.app.state.site.cache.purge([tag])
+    aggregates.refresh_aggregates(workspace, operation.id, settle_seconds=0)
+
+    stored = site.get(f"/acme/{path}")
+
+    assert stored.status_code == 200 and stored.headers["x-pressroom-source"] == "object"
+    assert stored.headers["content-type"].startswith(content_type)
+    assert set(stored.headers["xkey"].split()) == {"acme", tag}
+    assert stored.content == live.content  # live and stored renders are the same bytes
+    urls = [el.text or el.get("href") for el in ET.fromstring(stored.content).iter()]
+    assert "http://site.test/acme/first-post" in urls
+
+
+def test_public_record_is_stored_when_current_and_sanitized_either_way(
+    site: TestClient[Any], workspace: Workspace
+) -> None:
+    document, operation = publish(workspace, "record", body="Hi <script>alert(1)</script> **there**")
+    live = site.get("/api/public/acme/content/record")
+    assert live.status_code == 200 and live.headers["x-pressroom-source"] == "live"
+    site.app.state.site.cache.purge(["acme:doc:record"])
+    public_records.write_public_record(workspace, document.id, 1, operation.id)
+
+    stored = site.get("/api/public/acme/content/record")
+
+    assert stored.headers["x-pressroom-source"] == "object" and stored.json() == live.json()
+    assert "<script" not in stored.json()["html"] and "<strong>there</strong>" in stored.json()["html"]
+    assert site.get("/api/public/acme/content/nothing-here").status_code == 404
+
+
+@pytest.mark.parametrize("query", ["q=a&q=b", "q", "x=1", "q=%ff%fe", "q=%F0%9F%99%82"])
+def test_odd_query_strings_still_get_a_search_page(site: TestClient[Any], workspace: Workspace, query: str) -> None:
+    response = site.get(f"/acme/search?{query}")
+
+    assert response.status_code == 200 and "<h1>Search</h1>" in response.text

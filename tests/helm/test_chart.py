@@ -1,0 +1,338 @@
+"""The Helm chart: it lints, renders with default and full values, and the manifests validate.
+
+Validation is ``kubernetes-validate --strict`` against the oldest Kubernetes
+the chart declares and a current one. The Varnish start script is run for
+real (with a shim that compiles instead of serving) so the VCL the chart ships
+is proven to compile after Helm's and the script's substitutions.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.fixtures.helm import HELM_VERSION
+from tests.fixtures.varnish import NO_JAIL, varnishd_binary
+
+REPO = Path(__file__).resolve().parents[2]
+CHART = REPO / "helm" / "pressroom"
+RELEASE, NAMESPACE = "rel", "pressroom"
+PREFIX = f"{RELEASE}-pressroom"
+K8S_VERSIONS = ("1.30.0", "1.35.0")  # the chart's kubeVersion floor is 1.29; helm 4.1 ships client 1.35
+WORKLOADS = ("Deployment", "StatefulSet", "Job")
+
+FULL_VALUES = {
+    "varnish": {"enabled": True},
+    "postgresql": {"enabled": True},
+    "objectStore": {"s3": {"endpointUrl": "http://s3.storage:8333", "accessKey": "AKIATEST", "secretKey": "shh"}},
+    "workers": [
+        {"name": "shard-a", "tenants": ["acme", "globex"], "replicas": 2},
+        {"name": "all", "tenants": []},
+    ],
+}
+
+
+@dataclass
+class Rendered:
+    text: str
+    objects: list[dict[str, Any]]
+
+    def get(self, kind: str, name: str) -> dict[str, Any]:
+        for obj in self.objects:
+            if obj["kind"] == kind and obj["metadata"]["name"] == name:
+                return obj
+        raise AssertionError(f"no {kind}/{name} in {sorted((o['kind'], o['metadata']['name']) for o in self.objects)}")
+
+    def of_kind(self, *kinds: str) -> list[dict[str, Any]]:
+        return [obj for obj in self.objects if obj["kind"] in kinds]
+
+
+def helm(helm_binary: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run([str(helm_binary), *args], capture_output=True, text=True, timeout=120, check=False)
+    if check:
+        assert result.returncode == 0, f"helm {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}"
+    return result
+
+
+def render(helm_binary: Path, *args: str) -> Rendered:
+    text = helm(helm_binary, "template", RELEASE, str(CHART), "--namespace", NAMESPACE, *args).stdout
+    return Rendered(text, [doc for doc in yaml.safe_load_all(text) if doc])
+
+
+def container_env(container: dict[str, Any]) -> dict[str, Any]:
+    return {entry["name"]: entry.get("value", entry.get("valueFrom")) for entry in container.get("env", [])}
+
+
+def pod_spec(workload: dict[str, Any]) -> dict[str, Any]:
+    return workload["spec"]["template"]["spec"]  # type: ignore[no-any-return]
+
+
+def main_container(workload: dict[str, Any]) -> dict[str, Any]:
+    return pod_spec(workload)["containers"][0]  # type: ignore[no-any-return]
+
+
+@pytest.fixture(scope="module")
+def full_values(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("helm") / "values-full.yaml"
+    path.write_text(yaml.safe_dump(FULL_VALUES))
+    return path
+
+
+@pytest.fixture(scope="module")
+def default_render(helm_binary: Path) -> Rendered:
+    return render(helm_binary)
+
+
+@pytest.fixture(scope="module")
+def full_render(helm_binary: Path, full_values: Path) -> Rendered:
+    return render(helm_binary, "--values", str(full_values))
+
+
+@pytest.fixture(params=["default", "full"])
+def rendered(request: pytest.FixtureRequest) -> Iterator[Rendered]:
+    yield request.getfixturevalue(f"{request.param}_render")
+
+
+# --- lint, render, validate ------------------------------------------------------------------
+
+
+def test_helm_is_the_pinned_version(helm_binary: Path) -> None:
+    assert helm(helm_binary, "version", "--short").stdout.startswith(HELM_VERSION)
+
+
+def test_lint_passes_with_default_and_full_values(helm_binary: Path, full_values: Path) -> None:
+    helm(helm_binary, "lint", "--strict", str(CHART))
+    helm(helm_binary, "lint", "--strict", str(CHART), "--values", str(full_values))
+
+
+@pytest.mark.parametrize("version", K8S_VERSIONS)
+def test_rendered_manifests_validate_strictly(rendered: Rendered, version: str) -> None:
+    validator = Path(sys.executable).parent / "kubernetes-validate"
+    if not validator.exists():
+        pytest.fail(f"{validator} is missing: install the dev extras (`make install`)", pytrace=False)
+    result = subprocess.run([str(validator), "--strict", "-k", version, "-"], input=rendered.text,
+                            capture_output=True, text=True, timeout=120, check=False)
+    lines = result.stdout.splitlines()
+    assert result.returncode == 0, result.stdout + result.stderr
+    # A kind without a schema is only a WARN (exit 0): demand a pass for every object.
+    assert [line for line in lines if not line.startswith("INFO")] == []
+    assert sum("passed for resource" in line for line in lines) == len(rendered.objects)
+
+
+def test_default_values_render_every_component(default_render: Rendered) -> None:
+    kinds = {(obj["kind"], obj["metadata"]["name"]) for obj in default_render.objects}
+    assert {
+        ("Deployment", f"{PREFIX}-prefect"), ("Service", f"{PREFIX}-prefect"),
+        ("Deployment", f"{PREFIX}-control-plane"), ("Service", f"{PREFIX}-control-plane"),
+        ("PodDisruptionBudget", f"{PREFIX}-control-plane"),
+        ("Deployment", f"{PREFIX}-site"), ("Service", f"{PREFIX}-site"),
+        ("Deployment", f"{PREFIX}-worker-all"),
+        ("Job", f"{PREFIX}-migrate"), ("ServiceAccount", PREFIX),
+        ("ConfigMap", f"{PREFIX}-env"), ("Secret", f"{PREFIX}-auth"), ("PersistentVolumeClaim", f"{PREFIX}-data"),
+    } <= kinds
+    assert not any(name.endswith(("-varnish", "-postgresql")) for _, name in kinds)
+
+
+def test_full_values_add_varnish_and_postgresql(full_render: Rendered) -> None:
+    full_render.get("Deployment", f"{PREFIX}-varnish")
+    full_render.get("Service", f"{PREFIX}-varnish")
+    full_render.get("ConfigMap", f"{PREFIX}-varnish")
+    statefulset = full_render.get("StatefulSet", f"{PREFIX}-postgresql")
+    assert statefulset["spec"]["volumeClaimTemplates"][0]["spec"]["accessModes"] == ["ReadWriteOnce"]
+    init = full_render.get("ConfigMap", f"{PREFIX}-postgresql-init")
+    assert "CREATE DATABASE prefect OWNER pressroom;" in init["data"]["10-prefect-database.sql"]
+
+
+# --- what the objects say ----------------------------------------------------------------------
+
+
+def test_worker_shards_run_the_worker_for_their_tenants(full_render: Rendered) -> None:
+    shard = full_render.get("Deployment", f"{PREFIX}-worker-shard-a")
+    container = main_container(shard)
+    assert container["command"] + container["args"] == [
+        "python", "-m", "control_plane.cli", "worker", "--tenant", "acme", "--tenant", "globex"]
+    assert shard["spec"]["replicas"] == 2
+    catch_all = main_container(full_render.get("Deployment", f"{PREFIX}-worker-all"))
+    assert catch_all["args"] == ["worker"]
+    assert len([d for d in full_render.of_kind("Deployment") if "-worker-" in d["metadata"]["name"]]) == 2
+
+
+def test_processes_run_the_cli_commands(full_render: Rendered) -> None:
+    def argv(kind: str, name: str) -> list[str]:
+        container = main_container(full_render.get(kind, name))
+        return [*container["command"], *container.get("args", [])]
+
+    assert argv("Deployment", f"{PREFIX}-control-plane") == ["python", "-m", "control_plane.cli", "serve"]
+    assert argv("Deployment", f"{PREFIX}-site") == ["python", "-m", "control_plane.cli", "site"]
+    assert argv("Job", f"{PREFIX}-migrate") == ["python", "-m", "control_plane.cli", "migrate"]
+    assert argv("Deployment", f"{PREFIX}-prefect")[:3] == ["prefect", "server", "start"]
+
+
+def _settings_env_names() -> set[str]:
+    """Every PRESSROOM_* / PREFECT_* name the settings modules read."""
+    sources = ["control_plane/settings.py", "tenant_runtime/settings.py", "tenant_runtime/storage/factory.py",
+               "dispatch/settings.py"]
+    return {name for src in sources for name in re.findall(r'"((?:PRESSROOM|PREFECT)_[A-Z0-9_]+)"',
+                                                            (REPO / src).read_text())}
+
+
+def test_configmap_sets_only_settings_the_code_reads(rendered: Rendered) -> None:
+    data = rendered.get("ConfigMap", f"{PREFIX}-env")["data"]
+    known = _settings_env_names()
+    pressroom_names = {name for name in data if name.startswith("PRESSROOM_")}
+    assert pressroom_names <= known, f"unknown settings: {sorted(pressroom_names - known)}"
+    assert {"PRESSROOM_DATA_DIR", "PRESSROOM_SITE_URL", "PRESSROOM_PURGE_URL", "PRESSROOM_OBJECT_STORE",
+            "PRESSROOM_S3_BUCKET", "PRESSROOM_S3_REGION", "PRESSROOM_HOST", "PRESSROOM_SITE_HOST"} <= pressroom_names
+    assert data["PREFECT_API_URL"] == f"http://{PREFIX}-prefect:4200/api"
+    assert data["PREFECT_SERVER_ANALYTICS_ENABLED"] == "false"
+    assert data["DO_NOT_TRACK"] == "1"
+    assert data["PRESSROOM_OBJECT_STORE"] == "s3"
+    assert data["PRESSROOM_HOST"] == data["PRESSROOM_SITE_HOST"] == "0.0.0.0"
+
+
+def test_purges_go_to_varnish_when_it_fronts_the_site(default_render: Rendered, full_render: Rendered) -> None:
+    assert default_render.get("ConfigMap", f"{PREFIX}-env")["data"]["PRESSROOM_PURGE_URL"] == \
+        f"http://{PREFIX}-site:8080/"
+    assert full_render.get("ConfigMap", f"{PREFIX}-env")["data"]["PRESSROOM_PURGE_URL"] == f"http://{PREFIX}-varnish/"
+    assert full_render.get("ConfigMap", f"{PREFIX}-env")["data"]["PRESSROOM_S3_ENDPOINT_URL"] == \
+        "http://s3.storage:8333"
+
+
+def test_secrets_reach_only_the_processes_that_need_them(full_render: Rendered) -> None:
+    control = container_env(main_container(full_render.get("Deployment", f"{PREFIX}-control-plane")))
+    assert control["PRESSROOM_DATABASE_URL"] == (
+        f"postgresql+psycopg://pressroom:$(PRESSROOM_DB_PASSWORD)@{PREFIX}-postgresql:5432/pressroom")
+    assert control["PRESSROOM_DB_PASSWORD"] == {"secretKeyRef": {"name": f"{PREFIX}-postgresql", "key": "password"}}
+    assert control["PRESSROOM_OPERATOR_TOKEN"]["secretKeyRef"]["name"] == f"{PREFIX}-auth"
+    for name in ("PRESSROOM_S3_ACCESS_KEY", "PRESSROOM_S3_SECRET_KEY"):
+        assert control[name] == {"secretKeyRef": {"name": f"{PREFIX}-s3", "key": name}}
+    prefect = container_env(main_container(full_render.get("Deployment", f"{PREFIX}-prefect")))
+    assert prefect["PREFECT_API_DATABASE_CONNECTION_URL"].startswith("postgresql+asyncpg://pressroom:$(PREFECT_DB_")
+    assert prefect["PREFECT_SERVER_ANALYTICS_ENABLED"] == "false" and prefect["DO_NOT_TRACK"] == "1"
+    assert not any(name.startswith("PRESSROOM_") for name in prefect)
+    for workload in (f"{PREFIX}-worker-shard-a", f"{PREFIX}-site"):
+        env = container_env(main_container(full_render.get("Deployment", workload)))
+        assert "PRESSROOM_PURGE_SECRET" in env and "PRESSROOM_S3_SECRET_KEY" in env
+        assert "PRESSROOM_DATABASE_URL" not in env and "PRESSROOM_OPERATOR_TOKEN" not in env
+    secret_values = [value for obj in full_render.of_kind("ConfigMap") for value in obj["data"].values()]
+    assert not any("shh" == value for value in secret_values)
+
+
+def test_default_database_urls_come_from_an_existing_secret(default_render: Rendered) -> None:
+    control = container_env(main_container(default_render.get("Deployment", f"{PREFIX}-control-plane")))
+    assert control["PRESSROOM_DATABASE_URL"] == {
+        "secretKeyRef": {"name": "pressroom-database", "key": "PRESSROOM_DATABASE_URL"}}
+    prefect = container_env(main_container(default_render.get("Deployment", f"{PREFIX}-prefect")))
+    assert prefect["PREFECT_API_DATABASE_CONNECTION_URL"] == {
+        "secretKeyRef": {"name": "pressroom-database", "key": "PREFECT_API_DATABASE_CONNECTION_URL"}}
+
+
+def test_no_container_runs_as_root_or_writes_its_root_filesystem(rendered: Rendered) -> None:
+    workloads = rendered.of_kind(*WORKLOADS)
+    assert workloads
+    for workload in workloads:
+        spec = pod_spec(workload)
+        pod = spec.get("securityContext", {})
+        for container in spec.get("initContainers", []) + spec["containers"]:
+            where = f"{workload['kind']}/{workload['metadata']['name']}/{container['name']}"
+            own = container.get("securityContext", {})
+            assert own.get("runAsNonRoot", pod.get("runAsNonRoot")) is True, where
+            assert own.get("runAsUser", pod.get("runAsUser")) not in (None, 0), where
+            assert own.get("allowPrivilegeEscalation") is False, where
+            assert own.get("readOnlyRootFilesystem") is True, where
+            assert own.get("capabilities", {}).get("drop") == ["ALL"], where
+            assert container.get("resources", {}).get("requests"), where
+
+
+def test_http_services_are_probed_on_their_health_endpoints(full_render: Rendered) -> None:
+    for name, path in ((f"{PREFIX}-control-plane", "/healthz"), (f"{PREFIX}-site", "/healthz"),
+                       (f"{PREFIX}-prefect", "/api/health"), (f"{PREFIX}-varnish", "/healthz")):
+        container = main_container(full_render.get("Deployment", name))
+        assert container["readinessProbe"]["httpGet"]["path"] == path, name
+        assert "livenessProbe" in container, name
+
+
+def test_image_comes_from_values(helm_binary: Path) -> None:
+    rendered = render(helm_binary, "--set", "image.repository=ghcr.io/acme/pressroom", "--set", "image.tag=1.2.3")
+    images = {main_container(w)["image"] for w in rendered.of_kind(*WORKLOADS)}
+    assert images == {"ghcr.io/acme/pressroom:1.2.3"}
+
+
+def test_migrations_run_as_a_hook_before_install_and_upgrade(default_render: Rendered, full_render: Rendered) -> None:
+    hook = "helm.sh/hook"
+    assert default_render.get("Job", f"{PREFIX}-migrate")["metadata"]["annotations"][hook] == \
+        "pre-install,pre-upgrade"
+    # The bundled PostgreSQL is itself part of the release, so it exists only after install.
+    assert full_render.get("Job", f"{PREFIX}-migrate")["metadata"]["annotations"][hook] == \
+        "post-install,pre-upgrade"
+
+
+def test_control_plane_has_a_disruption_budget_and_a_service_account(default_render: Rendered) -> None:
+    budget = default_render.get("PodDisruptionBudget", f"{PREFIX}-control-plane")
+    deployment = default_render.get("Deployment", f"{PREFIX}-control-plane")
+    assert budget["spec"]["selector"]["matchLabels"] == deployment["spec"]["selector"]["matchLabels"]
+    assert pod_spec(deployment)["serviceAccountName"] == PREFIX
+    assert pod_spec(deployment)["automountServiceAccountToken"] is False
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ("workers[0].name=Bad_Name", "must be a DNS label"),
+        ("workers[0].name=ok,workers[0].tenants={Acme}", "is not a tenant slug"),
+        ("auth.purgeSecret=a\"b", "auth.purgeSecret may only hold"),
+        ("varnish.enabled=true,varnish.purgeAllowedCidrs={evil\"}", "is not an IP address or CIDR"),
+    ],
+)
+def test_bad_values_fail_with_a_message(helm_binary: Path, setting: str, message: str) -> None:
+    result = helm(helm_binary, "template", RELEASE, str(CHART), "--set", setting, check=False)
+    assert result.returncode != 0
+    assert message in result.stderr
+
+
+# --- the Varnish configuration ---------------------------------------------------------------
+
+
+def test_the_chart_ships_the_package_vcl() -> None:
+    assert (CHART / "files" / "varnish.vcl").read_bytes() == \
+        (REPO / "tenant_runtime" / "edge" / "varnish.vcl").read_bytes()
+
+
+def test_the_varnish_start_script_fills_in_the_secret_and_the_vcl_compiles(
+    full_render: Rendered, tmp_path: Path
+) -> None:
+    data = full_render.get("ConfigMap", f"{PREFIX}-varnish")["data"]
+    assert '.host = "rel-pressroom-site";' in data["pressroom.vcl"]
+    assert '"10.0.0.0"/8;' in data["pressroom.vcl"]
+    assert re.findall(r"\$\{[A-Z_]+\}", data["pressroom.vcl"]) == ["${PURGE_SECRET}"] * 2
+    config, work = tmp_path / "config", tmp_path / "work"
+    config.mkdir()
+    work.mkdir()
+    # The Service name does not resolve here, and varnishd resolves backends when compiling.
+    (config / "pressroom.vcl").write_text(data["pressroom.vcl"].replace('"rel-pressroom-site"', '"127.0.0.1"'))
+    script = data["start.sh"].replace("/etc/varnish/pressroom", str(config)).replace("/var/lib/varnish", str(work))
+    # A varnishd shim on PATH: compile the -f file the script hands over instead of serving it.
+    shim = tmp_path / "bin" / "varnishd"
+    shim.parent.mkdir()
+    shim.write_text(
+        "#!/bin/sh\nwhile [ $# -gt 0 ]; do if [ \"$1\" = -f ]; then vcl=$2; fi; shift; done\n"
+        f"exec {varnishd_binary()} -C {' '.join(NO_JAIL)} -n {work}/compile -f \"$vcl\" >/dev/null\n"
+    )
+    shim.chmod(0o755)
+    env = {"PATH": f"{shim.parent}:/usr/bin:/bin:/usr/sbin", "PURGE_SECRET": "c2VjcmV0+/="}
+    ran = subprocess.run(["sh", "-c", script], env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    vcl = (work / "pressroom.vcl").read_text()
+    assert 'req.http.x-purge-secret != "c2VjcmV0+/="' in vcl and "${" not in vcl
+
+    refused = subprocess.run(["sh", "-c", script], env={**env, "PURGE_SECRET": 'bad"secret'},
+                             capture_output=True, text=True, timeout=60, check=False)
+    assert refused.returncode == 1 and "may only hold" in refused.stderr

@@ -1,0 +1,154 @@
+"""Plugin webhooks: registration rules, signed deliveries, and retries that skip acknowledged endpoints."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+
+import httpx
+import pytest
+from sqlmodel import select
+
+from tenant_runtime import webhooks
+from tenant_runtime.actions.webhooks import disable_webhook, enable_webhook, register_webhook
+from tenant_runtime.errors import BadRequest, Forbidden, Permanent, PressroomError
+from tenant_runtime.workspace import Actor, AuditEntry, WebhookDelivery, WebhookEndpoint, Workspace
+from tests.tenant_runtime.content import OWNER, publish
+
+EDITOR = Actor.for_role("u-editor", "editor")
+GOOD, BAD = "https://good.example/hook", "https://bad.example/hook"
+
+
+def _register(ws: Workspace, url: str, secret: str | None = None) -> tuple[WebhookEndpoint, str]:
+    with ws.transaction() as tx:
+        return register_webhook(tx, OWNER, url=url, secret=secret)
+
+
+def _deliveries(ws: Workspace) -> list[tuple[str, str]]:
+    with ws.reader() as tx:
+        return [(d.operation_id, d.endpoint_id) for d in tx.exec(select(WebhookDelivery))]
+
+
+def test_a_delivery_is_signed_with_the_endpoint_secret(workspace: Workspace) -> None:
+    endpoint, secret = _register(workspace, GOOD, secret="s3cret-s3cret-s3cret")
+    document, operation = publish(workspace, "launch")
+    sender = webhooks.MemoryWebhookSender()
+
+    result = webhooks.deliver_after_publish(workspace, sender, operation.id, document.id, 1)
+
+    assert result == {"endpoints": 1, "delivered": 1, "skipped": 0}
+    [call] = sender.calls
+    expected = "sha256=" + hmac.new(b"s3cret-s3cret-s3cret", call.body, hashlib.sha256).hexdigest()
+    assert call.headers["X-Pressroom-Signature"] == expected
+    assert webhooks.verify_signature(secret, call.body, call.headers["X-Pressroom-Signature"])
+    assert not webhooks.verify_signature("another-secret-value", call.body, call.headers["X-Pressroom-Signature"])
+    assert call.headers["X-Pressroom-Event"] == "after_publish"
+    assert call.headers["Idempotency-Key"] == f"{operation.id}:{endpoint.id}"
+    assert json.loads(call.body) == {
+        "event": "after_publish", "tenant": "acme", "operation_id": operation.id,
+        "document": {"id": document.id, "slug": "launch", "version": 1, "url": "http://site.test/acme/launch"},
+    }
+
+
+def test_a_retry_reaches_only_the_endpoints_that_have_not_acknowledged(workspace: Workspace) -> None:
+    good, _ = _register(workspace, GOOD)
+    bad, _ = _register(workspace, BAD)
+    document, operation = publish(workspace, "launch")
+    sender = webhooks.MemoryWebhookSender()
+    sender.fail(1, url=BAD, status=503)
+    sender.fail(1, url=BAD)  # then a network error
+
+    for _ in range(2):
+        with pytest.raises(webhooks.WebhookDeliveryFailed) as raised:
+            webhooks.deliver_after_publish(workspace, sender, operation.id, document.id, 1)
+        assert not isinstance(raised.value, Permanent)  # transient: the step and the operation retry it
+        assert [f["endpoint_id"] for f in raised.value.details["failures"]] == [bad.id]
+        assert BAD not in str(raised.value.details)  # URLs may hold tokens; errors name endpoint ids
+    result = webhooks.deliver_after_publish(workspace, sender, operation.id, document.id, 1)
+    again = webhooks.deliver_after_publish(workspace, sender, operation.id, document.id, 1)
+
+    assert result == {"endpoints": 2, "delivered": 1, "skipped": 1}
+    assert again == {"endpoints": 2, "delivered": 0, "skipped": 2}
+    assert len(sender.delivered(GOOD)) == 1 and len(sender.delivered(BAD)) == 1
+    assert [c.status for c in sender.calls if c.url == BAD] == [503, None, 200]
+    assert sorted(_deliveries(workspace)) == sorted([(operation.id, good.id), (operation.id, bad.id)])
+    # The same body every time, so receivers can compare retries byte for byte.
+    assert len({c.body for c in sender.calls}) == 1
+
+
+@pytest.mark.parametrize("status", [301, 404, 500])
+def test_anything_but_2xx_is_a_failure(workspace: Workspace, status: int) -> None:
+    _register(workspace, GOOD)
+    document, operation = publish(workspace, "x")
+
+    with pytest.raises(PressroomError) as raised:
+        webhooks.deliver_after_publish(workspace, webhooks.MemoryWebhookSender(status=status), operation.id,
+                                       document.id, 1)
+    assert raised.value.code == "webhook_delivery_failed" and _deliveries(workspace) == []
+
+
+def test_disabled_endpoints_receive_nothing(workspace: Workspace) -> None:
+    endpoint, _ = _register(workspace, GOOD)
+    document, operation = publish(workspace, "quiet")
+    with workspace.transaction() as tx:
+        disable_webhook(tx, OWNER, endpoint.id)
+    sender = webhooks.MemoryWebhookSender()
+
+    assert webhooks.deliver_after_publish(workspace, sender, operation.id, document.id, 1)["endpoints"] == 0
+    with workspace.transaction() as tx:
+        enable_webhook(tx, OWNER, endpoint.id)
+    assert webhooks.deliver_after_publish(workspace, sender, operation.id, document.id, 1)["delivered"] == 1
+    assert len(sender.calls) == 1
+
+
+def test_registration_needs_site_admin_and_audits_without_the_secret(workspace: Workspace) -> None:
+    with pytest.raises(Forbidden), workspace.transaction() as tx:
+        register_webhook(tx, EDITOR, url=GOOD)
+    endpoint, secret = _register(workspace, GOOD)
+    with workspace.transaction() as tx:
+        disable_webhook(tx, OWNER, endpoint.id)
+        disable_webhook(tx, OWNER, endpoint.id)  # already disabled: no second audit row
+        enable_webhook(tx, OWNER, endpoint.id)
+
+    assert len(secret) >= 32 and secret not in repr(endpoint)
+    with workspace.reader() as tx:
+        audit = list(tx.exec(select(AuditEntry).order_by(AuditEntry.id)))
+    assert [a.action for a in audit] == ["plugin.webhook.register", "plugin.webhook.disable", "plugin.webhook.enable"]
+    assert all(secret not in json.dumps(a.data) for a in audit)
+
+
+@pytest.mark.parametrize("url", [
+    "", "javascript:alert(1)", "ftp://files.example/x", "/relative/path", "https://", "https://user:pw@host.example/",
+    "https://host.example/a b", "https://host.example/\n", "http://" + "a" * 2001 + ".example/",
+])
+def test_bad_urls_are_refused(workspace: Workspace, url: str) -> None:
+    with pytest.raises(BadRequest) as raised, workspace.transaction() as tx:
+        register_webhook(tx, OWNER, url=url)
+    assert raised.value.code == "invalid_webhook_url"
+
+
+def test_bad_events_and_short_secrets_are_refused(workspace: Workspace) -> None:
+    with pytest.raises(BadRequest, match="events"), workspace.transaction() as tx:
+        register_webhook(tx, OWNER, url=GOOD, events=["after_everything"])
+    with pytest.raises(BadRequest, match="secret"), workspace.transaction() as tx:
+        register_webhook(tx, OWNER, url=GOOD, secret="short")
+
+
+def test_the_httpx_adapter_posts_the_exact_bytes_and_does_not_follow_redirects() -> None:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        if request.url.path == "/moved":
+            return httpx.Response(302, headers={"location": "https://elsewhere.example/"})
+        return httpx.Response(204)
+
+    sender = webhooks.HttpxWebhookSender(transport=httpx.MockTransport(handler))
+    headers = webhooks.delivery_headers("after_publish", "op_1", "whk_1", "k" * 20, b'{"a":1}')
+
+    assert sender.send("https://hooks.example/ok", b'{"a":1}', headers) == 204
+    assert sender.send("https://hooks.example/moved", b'{"a":1}', headers) == 302
+    assert len(seen) == 2 and seen[0].content == b'{"a":1}' and seen[0].method == "POST"
+    assert seen[0].headers["idempotency-key"] == "op_1:whk_1"
+    assert seen[0].headers["x-pressroom-signature"] == webhooks.sign("k" * 20, b'{"a":1}')
