@@ -17,6 +17,7 @@ from litestar.openapi.spec import Components
 from control_plane.api.deps import provide_principal, provide_services, require_json_body
 from control_plane.api.errors import EXCEPTION_HANDLERS, SECURITY_SCHEMES, document_errors
 from control_plane.api.ops_api import OperatorController
+from control_plane.api.plugin_api import PluginController
 from control_plane.api.release_api import ReleaseController
 from control_plane.api.schemas import StrictStructSchemaPlugin
 from control_plane.api.tenant_api import DocumentController, OperationController
@@ -51,6 +52,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
 
     app = Litestar(
         route_handlers=[healthz, OperatorController, DocumentController, OperationController, ReleaseController,
+                        PluginController,
                         build_dashboard()],
         state=State({"services": services}),
         dependencies={

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -18,6 +19,28 @@ def _port(env: Mapping[str, str], name: str, default: int) -> int:
     return int(raw)
 
 
+def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    if raw.lower() in ("1", "true", "on", "yes"):
+        return True
+    if raw.lower() in ("0", "false", "off", "no"):
+        return False
+    raise ValueError(f"{name} must be on or off, got {raw!r}")
+
+
+def _networks(env: Mapping[str, str], name: str) -> tuple[str, ...]:
+    raw = env.get(name, "127.0.0.0/8,::1/128")
+    networks = tuple(part.strip() for part in raw.split(",") if part.strip())
+    for network in networks:
+        try:
+            ipaddress.ip_network(network, strict=False)
+        except ValueError:
+            raise ValueError(f"{name} must be comma-separated CIDR networks, got {network!r}") from None
+    return networks
+
+
 @dataclass(frozen=True)
 class ControlPlaneSettings:
     database_url: str = "sqlite:///data/control-plane.db"
@@ -30,6 +53,9 @@ class ControlPlaneSettings:
     default_publishes_per_hour: int = 600
     log_level: str = "INFO"
     log_json: bool = True
+    migrate_on_start: bool = True
+    site_cache: bool = True
+    purge_networks: tuple[str, ...] = ("127.0.0.0/8", "::1/128")
 
     @property
     def public_url(self) -> str:
@@ -52,6 +78,9 @@ class ControlPlaneSettings:
             default_publishes_per_hour=int(quota),
             log_level=env.get("PRESSROOM_LOG_LEVEL", "INFO"),
             log_json=env.get("PRESSROOM_LOG_FORMAT", "json") == "json",
+            migrate_on_start=_flag(env, "PRESSROOM_MIGRATE_ON_START", True),
+            site_cache=_flag(env, "PRESSROOM_SITE_CACHE", True),
+            purge_networks=_networks(env, "PRESSROOM_PURGE_ALLOW"),
         )
 
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from prefect import task
 
+from flows.delivery_steps import aggregates_with_purge, index_search, notify_plugins, public_record, unique
 from flows.presets import CACHE_BY_STEP, RETRY_IO
 from flows.runtime import workspace
 from flows.steps import run_step
@@ -30,19 +31,23 @@ async def render_document(tenant: str, operation_id: str, item: str, version: in
 
 
 async def deliver_documents(tenant: str, operation_id: str, documents: list[list[Any]], generation: int) -> dict[str, Any]:
-    """Render every still-current document, then the listings, then purge what changed."""
+    """The publish pipeline over every still-current document of the release, listings and feeds once."""
     from flows.publish_document import purge, render_home
 
-    tags: list[str] = []
-    delivered, superseded = 0, 0
+    tags: list[list[str]] = []
+    current: list[tuple[str, int]] = []
     for document_id, version in documents:
         if await verify_document(tenant, operation_id, document_id, version) != delivery.CURRENT:
-            superseded += 1
             continue
         rendered = await render_document(tenant, operation_id, document_id, version)
-        tags.extend(rendered["tags"])
-        delivered += 1
+        record = await public_record(tenant, operation_id, document_id, version)
+        await index_search(tenant, operation_id, document_id, version)
+        tags += [rendered["tags"], record["tags"]]
+        current.append((document_id, version))
     home = await render_home(tenant, operation_id, 0, generation)
-    purged = await purge(tenant, operation_id, 0, tags + home["tags"])
-    outcome = "superseded" if documents and not delivered else "succeeded"
-    return {"outcome": outcome, "delivered": delivered, "superseded": superseded, "purged": purged}
+    purged = await purge(tenant, operation_id, 0, unique(*tags, home["tags"], ["search"]))
+    refreshed = await aggregates_with_purge(tenant, operation_id, 0)
+    notified = [await notify_plugins(tenant, operation_id, document_id, version) for document_id, version in current]
+    outcome = "superseded" if documents and not current else "succeeded"
+    return {"outcome": outcome, "delivered": len(current), "superseded": len(documents) - len(current),
+            "purged": purged, **refreshed, "webhooks": notified}

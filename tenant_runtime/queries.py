@@ -99,7 +99,7 @@ def site_state(tx: Session) -> SiteState:
 # --- delivery pipeline: plugin webhooks and debounced aggregates ---------------------------------
 
 # Flows whose run ends with the aggregates step: a newer one in flight will regenerate them.
-AGGREGATE_FLOWS = ("publish_document", "unpublish_document")
+AGGREGATE_FLOWS = ("publish_document", "unpublish_document", "deliver_release")
 _WILL_RUN = ("queued", "delivering")
 
 

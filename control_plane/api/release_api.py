@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
 from litestar import Controller, Response, get, post, put
-from litestar.params import Parameter
 
-from control_plane.api.deps import respond
+from control_plane.api.deps import IdempotencyKey, respond
 from control_plane.api.release_schemas import ReleaseCreate, Reschedule, ResourceOut, ResourceUpdate
 from control_plane.services import releases
 from control_plane.services.auth import Principal
 from control_plane.services.commands import Command
 from control_plane.services.container import Services
-
-IdempotencyKey = Annotated[str | None, Parameter(header="Idempotency-Key", required=False, max_length=200)]
-
 
 class ReleaseController(Controller):
     path = "/api/tenants/{tenant:str}"

@@ -30,7 +30,7 @@ class Services:
     @classmethod
     def build(cls, settings: Settings, *, factory: WorkspaceFactory | None = None, migrate: bool = True) -> Services:
         url = settings.control_plane.database_url
-        if migrate:
+        if migrate and settings.control_plane.migrate_on_start:
             upgrade(url)
         engine = make_engine(url)
         factory = factory or WorkspaceFactory(settings.runtime)

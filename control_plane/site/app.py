@@ -21,17 +21,31 @@ from tenant_runtime.workspace import WorkspaceFactory
 
 
 class SiteServer:
-    def __init__(self, factory: WorkspaceFactory, purge_secret: str = "") -> None:
+    def __init__(self, factory: WorkspaceFactory, purge_secret: str = "", *, cache_enabled: bool = True,
+                 purge_networks: tuple[str, ...] = ("127.0.0.0/8", "::1/128")) -> None:
         self.factory = factory
         self.cache = TaggedCache()
         self.purge_secret = purge_secret
+        # Behind Varnish the edge caches; replicas must not keep copies that a purge cannot reach.
+        self.cache_enabled = cache_enabled
+        self.purge_networks = tuple(ipaddress.ip_network(net, strict=False) for net in purge_networks)
+
+    def may_purge(self, client: str, secret: str | None) -> bool:
+        """From an allowed network, and with the purge secret when one is configured."""
+        try:
+            address = ipaddress.ip_address(client)
+        except ValueError:
+            return False
+        if not any(address in net for net in self.purge_networks):
+            return False
+        return not self.purge_secret or secret == self.purge_secret
 
     def serve(self, cache_key: str, render: Any) -> Response[bytes]:
         cached = self.cache.get(cache_key)
         if cached is None:
             page: pages.Page = render()
             cached = CachedResponse(page.body, page.content_type, page.tags, page.status)
-            if page.status == 200:  # never cache a 404: the page may be published a moment later
+            if page.status == 200 and self.cache_enabled:  # never cache a 404: the page may be published a moment later
                 self.cache.put(cache_key, cached)
             source = page.source
         else:
@@ -126,12 +140,7 @@ class PurgeEndpoint:
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         client = (scope.get("client") or ("", 0))[0]
-        try:
-            loopback = ipaddress.ip_address(client).is_loopback
-        except ValueError:
-            loopback = False
-        secret = self.server.purge_secret
-        if not loopback or (secret and headers.get("x-purge-secret") != secret):
+        if not self.server.may_purge(client, headers.get("x-purge-secret")):
             status, body = 403, {"error": {"code": "forbidden", "message": "Purges are accepted from loopback "
                                            "with the purge secret only.", "details": {}}}
         else:
@@ -146,7 +155,8 @@ class PurgeEndpoint:
 def create_site_app(settings: Settings | None = None, *, factory: WorkspaceFactory | None = None) -> Litestar:
     settings = settings or Settings.from_env()
     factory = factory or WorkspaceFactory(settings.runtime, read_only=True)
-    server = SiteServer(factory, settings.runtime.purge_secret)
+    server = SiteServer(factory, settings.runtime.purge_secret, cache_enabled=settings.control_plane.site_cache,
+                        purge_networks=settings.control_plane.purge_networks)
     return Litestar(
         route_handlers=[healthz, public_content, home, search, sitemap, atom_feed, rss_feed, document],
         state=State({"site": server}),

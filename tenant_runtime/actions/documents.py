@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlmodel import Session, select
 
 from tenant_runtime import audit
-from tenant_runtime.errors import AlreadyExists, BadRequest, VersionConflict
+from tenant_runtime.errors import AlreadyExists, BadRequest, Conflict, VersionConflict
 from tenant_runtime.ids import check_document_slug, utcnow
 from tenant_runtime.queries import get_document
 from tenant_runtime.workspace.access import Actor
@@ -23,6 +23,9 @@ def _check_fields(slug: str, title: str, body: str, kind: str) -> None:
         raise BadRequest("This slug is reserved.", details={"slug": slug, "reserved": sorted(RESERVED_SLUGS)})
     if not title.strip() or len(title) > MAX_TITLE:
         raise BadRequest(f"A title is 1-{MAX_TITLE} characters.", details={"field": "title"})
+    if any(ord(c) < 32 or ord(c) == 127 for c in title):
+        raise BadRequest("A title cannot contain control characters.", details={"field": "title"},
+                         code="invalid_title")
     if len(body) > MAX_BODY:
         raise BadRequest(f"A body is at most {MAX_BODY} characters.", details={"field": "body"})
     if kind not in KINDS:
@@ -90,7 +93,7 @@ def update_document(
         return document
     if new_slug != document.slug:
         if document.status == "published":
-            raise BadRequest(
+            raise Conflict(
                 "Unpublish a document before changing its slug.", details={"field": "slug"}, code="slug_locked"
             )
         _ensure_slug_free(tx, new_slug, document.id)

@@ -6,7 +6,7 @@ from sqlmodel import Session
 
 from tenant_runtime import audit
 from tenant_runtime.actions.operations import new_operation
-from tenant_runtime.errors import BadRequest, VersionConflict
+from tenant_runtime.errors import Conflict, VersionConflict
 from tenant_runtime.ids import utcnow
 from tenant_runtime.queries import get_document
 from tenant_runtime.workspace.access import Actor
@@ -64,8 +64,8 @@ def unpublish_document(tx: Session, tenant: str, actor: Actor, document_id: str)
     actor.require("content.publish")
     document = get_document(tx, document_id)
     if document.status != "published":
-        raise BadRequest("The document is not published.", details={"document_id": document_id},
-                         code="not_published")
+        raise Conflict("The document is not published.", details={"document_id": document_id},
+                       code="not_published")
     version = document.published_version
     document.status = "draft"
     document.published_version = None

@@ -18,7 +18,7 @@ from tenant_runtime import audit
 from tenant_runtime.actions.operations import new_operation, set_status
 from tenant_runtime.actions.publishing import bump_generation
 from tenant_runtime.actions.site_resources import get_resource
-from tenant_runtime.errors import BadRequest, InvalidSchedule, VersionConflict
+from tenant_runtime.errors import BadRequest, Conflict, InvalidSchedule, VersionConflict
 from tenant_runtime.ids import as_utc, utcnow
 from tenant_runtime.operation_states import CANCELLED, SCHEDULED
 from tenant_runtime.queries import get_document, get_operation, site_state
@@ -152,7 +152,7 @@ def reschedule(tx: Session, tenant: str, actor: Actor, operation_id: str, publis
     actor.require("content.publish")
     old = get_operation(tx, operation_id)
     if old.status != SCHEDULED or old.kind != "release":
-        raise BadRequest("Only a scheduled release can be rescheduled.", code="not_scheduled",
+        raise Conflict("Only a scheduled release can be rescheduled.", code="not_scheduled",
                          details={"status": old.status})
     when = check_publish_at(publish_at, utcnow())
     set_status(tx, old, CANCELLED)

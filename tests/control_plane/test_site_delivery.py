@@ -105,3 +105,26 @@ def test_odd_query_strings_still_get_a_search_page(site: TestClient[Any], worksp
     response = site.get(f"/acme/search?{query}")
 
     assert response.status_code == 200 and "<h1>Search</h1>" in response.text
+
+
+def test_purges_need_an_allowed_network_and_the_secret() -> None:
+    from control_plane.site.app import SiteServer
+
+    server = SiteServer(factory=None, purge_secret="s3cret", purge_networks=("10.0.0.0/8", "127.0.0.0/8"))  # type: ignore[arg-type]
+    assert server.may_purge("10.1.2.3", "s3cret") and server.may_purge("127.0.0.1", "s3cret")
+    assert not server.may_purge("10.1.2.3", "wrong") and not server.may_purge("192.168.1.1", "s3cret")
+    assert not server.may_purge("testclient", "s3cret")
+    open_server = SiteServer(factory=None)  # type: ignore[arg-type]
+    assert open_server.may_purge("::1", None) and not open_server.may_purge("10.0.0.1", None)
+
+
+def test_settings_for_site_cache_purge_networks_and_migrations(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from control_plane.settings import ControlPlaneSettings
+
+    settings = ControlPlaneSettings.from_env({"PRESSROOM_SITE_CACHE": "off", "PRESSROOM_MIGRATE_ON_START": "0",
+                                              "PRESSROOM_PURGE_ALLOW": "10.0.0.0/8, 127.0.0.1/32"}, data_dir=tmp_path)
+    assert (settings.site_cache, settings.migrate_on_start) == (False, False)
+    assert settings.purge_networks == ("10.0.0.0/8", "127.0.0.1/32")
+    for name, value in (("PRESSROOM_SITE_CACHE", "maybe"), ("PRESSROOM_PURGE_ALLOW", "not-a-net")):
+        with pytest.raises(ValueError, match=name):
+            ControlPlaneSettings.from_env({name: value}, data_dir=tmp_path)

@@ -247,3 +247,22 @@ def test_the_rebuild_flow_restores_a_lost_index_and_is_a_no_op_when_populated(pr
         actions = [row[0] for row in tx.connection().execute(
             text("SELECT action FROM audit_entry WHERE action = 'site.search.rebuild'"))]
     assert actions == ["site.search.rebuild"] * 2
+
+
+def test_webhooks_are_managed_through_the_tenant_api(pressroom: Pressroom) -> None:
+    acme = pressroom.new_tenant("hooks")
+    editor = pressroom.token(acme, "editor")
+
+    created = pressroom.api.post(f"/api/tenants/{acme.slug}/webhooks", json={"url": "https://hooks.example/pr"},
+                                 headers=acme.headers)
+    refused = pressroom.api.post(f"/api/tenants/{acme.slug}/webhooks", json={"url": "https://hooks.example/x"},
+                                 headers=editor)
+    bad = pressroom.api.post(f"/api/tenants/{acme.slug}/webhooks", json={"url": "ftp://nope"}, headers=acme.headers)
+    endpoint = created.json()
+    disabled = pressroom.api.post(f"/api/tenants/{acme.slug}/webhooks/{endpoint['id']}/disable", headers=acme.headers)
+    listed = pressroom.api.get(f"/api/tenants/{acme.slug}/webhooks", headers=acme.headers).json()
+
+    assert created.status_code == 201 and len(endpoint["secret"]) >= 16
+    assert refused.status_code == 403 and bad.status_code == 400
+    assert disabled.status_code == 200 and disabled.json()["enabled"] is False
+    assert [(e["id"], e["enabled"], e["secret"]) for e in listed] == [(endpoint["id"], False, None)]

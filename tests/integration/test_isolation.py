@@ -106,6 +106,8 @@ def tenant_bodies(ids: dict[str, str]) -> dict[tuple[str, str], Any]:
                                                      "confirm": True},
         ("POST", "/api/tenants/{tenant}/operations/{operation_id}/reschedule"): {"publish_at": soon, "confirm": True},
         ("PUT", "/api/tenants/{tenant}/site/{name}"): {"version": 0, "content": [{"label": "Pwned", "href": "/x"}]},
+        ("POST", "/api/tenants/{tenant}/webhooks"): {"url": "http://127.0.0.1:9/hook"},
+        ("POST", "/api/tenants/{tenant}/search/rebuild"): {"force": True},
     }
 
 
@@ -156,9 +158,12 @@ def _seed_tenant(room: Pressroom, tenant: Tenant) -> dict[str, str]:
         "publish_at": (datetime.now(UTC) + timedelta(days=1)).isoformat()})
     assert release.status_code == 202, release.text
     assert release.json()["status"] == "scheduled"
+    hook = room.api.post(f"/api/tenants/{tenant.slug}/webhooks", headers=tenant.headers,
+                         json={"url": "http://127.0.0.1:9/private-hook"})
+    assert hook.status_code == 201, hook.text
     return {"tenant": tenant.slug, "slug": tenant.slug, "document_id": page["id"],
             "operation_id": release.json()["operation_id"], "name": "navigation",
-            "publish_operation_id": published["operation_id"]}
+            "publish_operation_id": published["operation_id"], "endpoint_id": hook.json()["id"]}
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,15 @@ from sqlmodel import func, select
 from tenant_runtime.actions import operations as ops
 from tenant_runtime.actions.documents import create_document, update_document
 from tenant_runtime.actions.publishing import publish_document, unpublish_document
-from tenant_runtime.errors import AlreadyExists, BadRequest, ClaimRejected, Forbidden, InvalidSlug, VersionConflict
+from tenant_runtime.errors import (
+    AlreadyExists,
+    BadRequest,
+    ClaimRejected,
+    Conflict,
+    Forbidden,
+    InvalidSlug,
+    VersionConflict,
+)
 from tenant_runtime.workspace import Actor, AuditEntry, Document, Operation, Revision, Workspace
 
 OWNER = Actor.for_role("u-owner", "owner")
@@ -90,9 +98,9 @@ def test_a_failed_publish_rolls_back_everything(workspace: Workspace) -> None:
 def test_unpublish_requires_a_published_document(workspace: Workspace) -> None:
     with workspace.transaction() as tx:
         doc = create_document(tx, OWNER, slug="news", title="News", body="b", kind="post")
-    with pytest.raises(BadRequest) as raised, workspace.transaction() as tx:
+    with pytest.raises(Conflict) as raised, workspace.transaction() as tx:
         unpublish_document(tx, "acme", OWNER, doc.id)
-    assert raised.value.code == "not_published"
+    assert raised.value.code == "not_published" and raised.value.status == 409
 
 
 def test_claim_checks_the_run_against_its_operation(workspace: Workspace) -> None:
