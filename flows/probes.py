@@ -74,8 +74,9 @@ async def enter(tenant: str, step: str) -> None:
         with open(log_path, "a") as log:
             log.write(f"{tenant} {step}\n")
         if os.environ.get("PRESSROOM_PROBE_PARK") == f"{tenant}:{step}":
-            with open(f"{log_path}.parked", "w") as marker:
+            with open(f"{log_path}.parking", "w") as marker:
                 marker.write(step)
+            os.replace(f"{log_path}.parking", f"{log_path}.parked")  # whole, or not there at all
             await asyncio.Event().wait()
     if park is not None:
         await asyncio.to_thread(park.wait)

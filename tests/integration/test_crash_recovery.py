@@ -22,49 +22,75 @@ def _succeeded_audits(room: Pressroom, tenant: Tenant, op_id: str) -> int:
         return len(list(rows))
 
 
-def _publish_steps(room: Pressroom, tenant: Tenant, tmp_path: Path) -> list[str]:
-    """The step sequence of an uninterrupted publish, as the worker process ran it."""
-    doc = room.create_document(tenant, "reference")
+def _deliver(room: Pressroom, tenant: Tenant, kind: str, body: str) -> str:
+    """Start a publish (one document) or a release (two documents); returns the operation id."""
+    doc = room.create_document(tenant, "story", body=body)
+    if kind == "publish":
+        return str(room.publish(tenant, doc["id"])["operation_id"])
+    other = room.create_document(tenant, "sidebar", kind="page", body="second page of the release")
+    response = room.api.post(f"/api/tenants/{tenant.slug}/releases", headers=tenant.headers, json={
+        "documents": [{"id": doc["id"], "version": 1}, {"id": other["id"], "version": 1}], "confirm": True})
+    assert response.status_code == 202, response.text
+    return str(response.json()["operation_id"])
+
+
+def _reference_steps(room: Pressroom, kind: str, tmp_path: Path) -> list[str]:
+    """The step sequence of an uninterrupted delivery, as the worker process ran it."""
+    tenant = room.new_tenant("ref")
     worker = WorkerProcess(room, [tenant.slug], tmp_path)
     try:
-        op = room.publish(tenant, doc["id"])["operation_id"]
+        op = _deliver(room, tenant, kind, "reference")
         assert room.wait_operation(tenant, op, timeout=90)["status"] == "succeeded"
     finally:
         worker.stop()
     return worker.executions(tenant.slug)
 
 
+@pytest.mark.parametrize("kind", ["publish", "release"])
 def test_a_worker_killed_at_any_step_is_resumed_and_every_step_runs_once(pressroom_fs: Pressroom,
-                                                                         tmp_path: Path) -> None:
+                                                                         tmp_path: Path, kind: str) -> None:
     room = pressroom_fs
-    reference = room.new_tenant("crash")
-    steps = _publish_steps(room, reference, tmp_path / "reference")
-    assert steps[:2] == ["verify", "render_page"] and len(set(steps)) == len(steps)
+    executions = _reference_steps(room, kind, tmp_path / "reference")
+    steps = list(dict.fromkeys(executions))  # a release runs per-document steps once per document
+    assert len(steps) >= 6
 
-    for index, step in enumerate(steps):
-        tenant = room.new_tenant(f"k{index}")
-        logs = tmp_path / f"step-{index}"
-        doc = room.create_document(tenant, "story", body=f"killed at {step}")
-        op = room.publish(tenant, doc["id"])["operation_id"]
-
-        doomed = WorkerProcess(room, [tenant.slug], logs, park=f"{tenant.slug}:{step}")
-        assert doomed.wait_parked() == step
-        doomed.kill9()
-        assert room.operation(tenant, op)["status"] == "delivering"
-
-        survivor = WorkerProcess(room, [tenant.slug], logs)
+    # Each worker resumes the previous tenant's killed delivery and is itself killed at the
+    # next step on a new tenant, so every step costs one worker start, not two.
+    logs = tmp_path / "chain"
+    killed: tuple[Tenant, str, str] | None = None
+    for index, step in enumerate([*steps, None]):
+        tenants = [killed[0].slug] if killed else []
+        current: tuple[Tenant, str, str] | None = None
+        if step is not None:
+            tenant = room.new_tenant(f"k{index}")
+            current = (tenant, _deliver(room, tenant, kind, f"killed at {step}"), step)
+            tenants.append(tenant.slug)
+        worker = WorkerProcess(room, tenants, logs, park=f"{current[0].slug}:{step}" if current else None)
         try:
-            done = room.wait_operation(tenant, op, timeout=90)
+            if killed is not None:
+                _assert_resumed(room, worker, killed, executions)
+            if current is not None:
+                assert worker.wait_parked() == step
+                worker.kill9()
+                assert room.operation(current[0], current[1])["status"] == "delivering"
         finally:
-            survivor.stop()
+            worker.stop()
+        killed = current
 
-        assert done["status"] == "succeeded", (step, done)
-        counts = Counter(survivor.executions(tenant.slug))
-        # Steps finished before the kill come back from the cache; the killed one runs again once.
-        assert counts == Counter({s: (2 if s == step else 1) for s in steps}), (step, counts)
-        assert [a["number"] for a in done["attempts"]] == [1, 2]
-        assert "worker lost" in (done["attempts"][0]["error"] or "")
-        assert _succeeded_audits(room, tenant, op) == 1
-        page = room.site.get(f"/{tenant.slug}/story")
-        assert page.status_code == 200 and f"killed at {step}" in page.text
-        assert page.headers["x-pressroom-source"] in ("object", "cache")
+
+def _assert_resumed(room: Pressroom, worker: WorkerProcess, killed: tuple[Tenant, str, str],
+                    executions: list[str]) -> None:
+    tenant, op, step = killed
+    done = room.wait_operation(tenant, op, timeout=90)
+    assert done["status"] == "succeeded", (step, done)
+    counts = Counter(worker.executions(tenant.slug))
+    # Steps finished before the kill come back from the cache; the killed one runs again once.
+    expected = Counter(executions)
+    expected[step] += 1
+    assert counts == expected, (step, counts)
+    assert [a["number"] for a in done["attempts"]] == [1, 2]
+    assert "worker lost" in (done["attempts"][0]["error"] or "")
+    assert _succeeded_audits(room, tenant, op) == 1
+    page = room.site.get(f"/{tenant.slug}/story")
+    assert page.status_code == 200 and f"killed at {step}" in page.text
+    assert page.headers["x-pressroom-source"] in ("object", "cache")
