@@ -14,7 +14,7 @@ from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components
 
-from control_plane.api.deps import provide_principal, provide_services, require_json_body
+from control_plane.api.deps import decode_strictly, provide_principal, provide_services, require_json_body
 from control_plane.api.errors import EXCEPTION_HANDLERS, SECURITY_SCHEMES, document_errors
 from control_plane.api.ops_api import OperatorController
 from control_plane.api.plugin_api import PluginController
@@ -60,7 +60,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
             "principal": Provide(provide_principal, sync_to_thread=True),
         },
         exception_handlers=EXCEPTION_HANDLERS,
-        guards=[require_json_body],
+        guards=[require_json_body, decode_strictly],
         before_request=_bind_request,
         lifespan=[lifespan],
         request_max_body_size=settings.control_plane.max_body_bytes,

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
+import msgspec
 from litestar import Request, Response
+from litestar.exceptions import ValidationException
 from litestar.background_tasks import BackgroundTask
 from litestar.connection import ASGIConnection
 from litestar.datastructures import State
@@ -43,6 +45,31 @@ def require_json_body(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRou
     if media_type == "application/json" or (media_type.startswith("application/") and media_type.endswith("+json")):
         return
     raise HTTPException(status_code=415, detail="Send the request body as JSON (Content-Type: application/json).")
+
+
+async def decode_strictly(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> None:
+    """Refuse bodies that only fit the schema after coercion (``"confirm": 1``, ``"force": "true"``).
+
+    Litestar converts request data leniently; the JSON APIs promise the types
+    their OpenAPI schema states, so the body is decoded once more, strictly.
+    """
+    if not connection.scope["path"].startswith(JSON_API_PREFIXES) or connection.scope.get("method") == "GET":
+        return
+    parameter = handler.parsed_fn_signature.parameters.get("data")  # type: ignore[attr-defined]
+    if parameter is None:
+        return
+    body = await Request(connection.scope, connection.receive).body()
+    if not body:
+        return
+    try:
+        msgspec.json.decode(body, type=parameter.annotation, strict=True)
+    except msgspec.ValidationError as exc:
+        message, _, path = str(exc).partition(" - at `$.")
+        key = path.rstrip("`").split(".")[0].split("[")[0] if path else "body"
+        raise ValidationException(detail=f"Validation failed for POST {connection.scope['path']}",
+                                  extra=[{"message": message, "key": key, "source": "body"}]) from None
+    except msgspec.DecodeError:
+        return  # malformed JSON: Litestar's own decoding answers it
 
 
 def provide_services(state: State) -> Services:

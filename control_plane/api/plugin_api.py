@@ -21,7 +21,7 @@ from tenant_runtime.workspace import Actor, Workspace
 
 
 class WebhookCreate(msgspec.Struct, forbid_unknown_fields=True):
-    url: Annotated[str, Meta(min_length=1, max_length=2000)]
+    url: Annotated[str, Meta(min_length=8, max_length=2000, pattern=r"^https?://[^\s]+$")]
     events: Annotated[list[str], Meta(min_length=1, max_length=10)] = msgspec.field(
         default_factory=lambda: ["after_publish"])
     secret: Annotated[str, Meta(min_length=16, max_length=200)] | None = None
@@ -88,11 +88,9 @@ class PluginController(Controller):
         return respond(services, tenant, services.commands.execute(principal, command, action))
 
     @post("/search/rebuild", sync_to_thread=True, status_code=202)
-    def rebuild_search(self, tenant: str, principal: Principal, services: Services,
-                       data: RebuildRequest | None = None) -> Response[dict[str, Any]]:
+    def rebuild_search(self, tenant: str, data: RebuildRequest, principal: Principal,
+                       services: Services) -> Response[dict[str, Any]]:
         """Replay every published document into a fresh index (no-op if populated unless forced)."""
-        data = data or RebuildRequest()
-
         def action(tx: Session, ws: Workspace, actor: Actor) -> Outcome:
             operation = search_index.request_search_rebuild(tx, ws.tenant, actor, force=data.force)
             return Outcome(202, {"operation_id": operation.id, "status": operation.status,

@@ -62,9 +62,10 @@ expected-statuses = ["400", "401", "403", "404", "405", "409", "413", "415", "42
 # Schema-valid but refused on purpose, with a stable code the schema cannot express:
 # confirmation_required (publish, unpublish, releases, reschedule need "confirm": true),
 # reserved document slugs, slug_locked (a published document keeps its slug), not_published,
-# and site resources whose `content` is checked per resource name (navigation, redirects, theme).
+# site resources whose `content` is checked per resource name (navigation, redirects, theme),
+# and webhook URLs that match ^https?:// but are not absolute URLs with a host.
 [[operations]]
-include-path-regex = "/(publish|unpublish|releases|reschedule|documents|documents/[^/]+|site/[^/]+)$"
+include-path-regex = "/(publish|unpublish|releases|reschedule|documents|documents/[^/]+|site/[^/]+|webhooks)$"
 [operations.checks.positive_data_acceptance]
 expected-statuses = ["2xx", "400", "401", "403", "404", "409", "423", "429"]
 """
