@@ -98,12 +98,19 @@ class PrefectGateway:
             return
         await self.ensure_pool()
         client = await self._ready()
+        limit = self.settings.queue_concurrency
         try:
-            await client.create_work_queue(name=name, work_pool_name=self.settings.work_pool, is_paused=paused)
+            await client.create_work_queue(name=name, work_pool_name=self.settings.work_pool, is_paused=paused,
+                                           concurrency_limit=limit)
         except ObjectAlreadyExists:
-            if paused is not None:
-                queue = await client.read_work_queue_by_name(name, work_pool_name=self.settings.work_pool)
-                await client.update_work_queue(queue.id, is_paused=paused)
+            queue = await client.read_work_queue_by_name(name, work_pool_name=self.settings.work_pool)
+            changes: dict[str, Any] = {}
+            if paused is not None and queue.is_paused != paused:
+                changes["is_paused"] = paused
+            if queue.concurrency_limit != limit:
+                changes["concurrency_limit"] = limit
+            if changes:
+                await client.update_work_queue(queue.id, **changes)
         self._known_queues.add(name)
 
     async def queue_state(self, tenant: str) -> dict[str, Any]:

@@ -34,6 +34,9 @@ class DispatchSettings:
     # A running attempt renews its lease every lease_seconds / 3; one older than
     # lease_seconds belongs to a dead worker and is rescheduled by any sweeper.
     lease_seconds: float = 30.0
+    # Runs of one tenant in Pending/Running at once (the tenant queue's concurrency limit):
+    # the pool query then leaves room for other tenants however long one tenant's backlog is.
+    queue_concurrency: int = 4
 
     def queue_for(self, tenant: str) -> str:
         return f"tenant-{tenant}"
@@ -61,4 +64,5 @@ class DispatchSettings:
             concurrency=max(1, int(_number(env, "PRESSROOM_WORKER_CONCURRENCY", 8))),
             sweep_interval=_number(env, "PRESSROOM_SWEEP_SECONDS", 10.0),
             lease_seconds=max(1.0, _number(env, "PRESSROOM_LEASE_SECONDS", 30.0)),
+            queue_concurrency=max(1, int(_number(env, "PRESSROOM_QUEUE_CONCURRENCY", 4))),
         )
