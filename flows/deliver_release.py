@@ -6,7 +6,7 @@ from typing import Any
 
 from prefect import flow
 
-from flows.release_steps import deliver_documents
+from flows.release_steps import deliver_documents, site_tags
 
 
 @flow(name="deliver_release", flow_run_name="release {tenant}/{operation_id}", persist_result=False)
@@ -21,4 +21,4 @@ async def deliver_release(
     generation: int = 0,
 ) -> dict[str, Any]:
     """Render every page of the release, then listings, then purge."""
-    return await deliver_documents(tenant, operation_id, documents, generation)
+    return await deliver_documents(tenant, operation_id, documents, generation, site_tags(redirects_version))

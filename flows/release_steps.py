@@ -30,7 +30,8 @@ async def render_document(tenant: str, operation_id: str, item: str, version: in
     return {"sha256": rendered.sha256, "tags": list(rendered.tags)}
 
 
-async def deliver_documents(tenant: str, operation_id: str, documents: list[list[Any]], generation: int) -> dict[str, Any]:
+async def deliver_documents(tenant: str, operation_id: str, documents: list[list[Any]], generation: int,
+                            site_tags: list[str] | None = None) -> dict[str, Any]:
     """The publish pipeline over every still-current document of the release, listings and feeds once."""
     from flows.publish_document import purge, render_home
 
@@ -45,9 +46,14 @@ async def deliver_documents(tenant: str, operation_id: str, documents: list[list
         tags += [rendered["tags"], record["tags"]]
         current.append((document_id, version))
     home = await render_home(tenant, operation_id, 0, generation)
-    purged = await purge(tenant, operation_id, 0, unique(*tags, home["tags"], ["search"]))
+    purged = await purge(tenant, operation_id, 0, unique(*tags, home["tags"], ["search"], site_tags or []))
     refreshed = await aggregates_with_purge(tenant, operation_id, 0)
     notified = [await notify_plugins(tenant, operation_id, document_id, version) for document_id, version in current]
     outcome = "superseded" if documents and not current else "succeeded"
     return {"outcome": outcome, "delivered": len(current), "superseded": len(documents) - len(current),
             "purged": purged, **refreshed, "webhooks": notified}
+
+
+def site_tags(redirects_version: int | None) -> list[str]:
+    """Surrogate keys of site-wide resources a release changes (redirect answers carry ``redirects``)."""
+    return ["redirects"] if redirects_version is not None else []

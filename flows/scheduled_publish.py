@@ -7,7 +7,7 @@ from typing import Any
 from prefect import flow, task
 
 from flows.presets import CACHE_BY_STEP, RETRY_IO
-from flows.release_steps import deliver_documents
+from flows.release_steps import deliver_documents, site_tags
 from flows.runtime import workspace
 from flows.steps import run_step
 from tenant_runtime.actions.releases import apply_scheduled
@@ -38,4 +38,5 @@ async def scheduled_publish(
     applied = await apply_release(tenant, operation_id)
     if not applied["applied"]:
         return {"outcome": "failed", "code": applied["code"], "message": applied["message"]}
-    return await deliver_documents(tenant, operation_id, documents, applied["generation"])
+    return await deliver_documents(tenant, operation_id, documents, applied["generation"],
+                                   site_tags(redirects_version))

@@ -44,7 +44,7 @@ class SiteServer:
         cached = self.cache.get(cache_key)
         if cached is None:
             page: pages.Page = render()
-            cached = CachedResponse(page.body, page.content_type, page.tags, page.status)
+            cached = CachedResponse(page.body, page.content_type, page.tags, page.status, page.headers)
             if page.status == 200 and self.cache_enabled:  # never cache a 404: the page may be published a moment later
                 self.cache.put(cache_key, cached)
             source = page.source
@@ -55,7 +55,7 @@ class SiteServer:
             status_code=cached.status,
             media_type=cached.content_type,
             headers={"xkey": " ".join(cached.tags), "x-pressroom-source": source,
-                     "cache-control": "public, max-age=0, must-revalidate"},
+                     "cache-control": "public, max-age=0, must-revalidate", **dict(cached.headers)},
         )
 
     def workspace(self, tenant: str) -> Any:

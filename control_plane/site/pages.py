@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import msgspec
 
 from tenant_runtime import aggregates, delivery, public_records, queries, search
+from tenant_runtime.actions import site_resources
 from tenant_runtime.rendering import render_home, render_not_found, render_page, render_search
 from tenant_runtime.workspace import Workspace
 
@@ -17,7 +19,8 @@ class Page:
     body: bytes
     content_type: str
     tags: tuple[str, ...]
-    source: str  # object | live | none
+    source: str  # object | live | none | redirect
+    headers: tuple[tuple[str, str], ...] = ()
 
 
 HTML = "text/html; charset=utf-8"
@@ -47,6 +50,9 @@ def document(ws: Workspace, slug: str) -> Page:
     with ws.reader() as tx:
         found = queries.published_by_slug(tx, slug)
         if found is None:
+            redirect = _redirect(ws, tx, f"/{slug}")
+            if redirect is not None:
+                return redirect
             return Page(404, render_not_found(delivery.site_view(ws, tx)).encode(), HTML, tags, "none")
         doc, revision = found
         key = delivery.page_key(slug)
@@ -57,6 +63,18 @@ def document(ws: Workspace, slug: str) -> Page:
                 return Page(200, data, HTML, tags, "object")
         html = render_page(delivery.site_view(ws, tx), delivery.document_view(doc, revision))
     return Page(200, html.encode(), HTML, tags, "live")
+
+
+def _redirect(ws: Workspace, tx: Any, path: str) -> Page | None:
+    """A published redirect from ``path`` (relative targets stay inside the tenant's site)."""
+    published = site_resources.get_resource(tx, "redirects").published_version
+    for rule in site_resources.resource_content(tx, "redirects", published) or []:
+        if rule["from"] == path:
+            target = rule["to"]
+            location = f"{ws.site_url}{target}" if target.startswith("/") else target
+            return Page(int(rule["status"]), b"", "text/plain; charset=utf-8", _tags(ws, "redirects"), "redirect",
+                        headers=(("location", location),))
+    return None
 
 
 def public_record(ws: Workspace, slug: str) -> Page:

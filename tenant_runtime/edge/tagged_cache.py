@@ -13,6 +13,7 @@ class CachedResponse:
     content_type: str
     tags: tuple[str, ...]
     status: int = 200
+    headers: tuple[tuple[str, str], ...] = ()
 
 
 class TaggedCache:

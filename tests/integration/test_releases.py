@@ -236,3 +236,27 @@ def _wait_run_final(run_id: str, timeout: float = 30):  # type: ignore[no-untype
             return state
         time.sleep(0.2)
     raise AssertionError("run never finished")
+
+
+def test_redirects_are_versioned_and_go_public_with_a_release(pressroom: Pressroom) -> None:
+    acme = pressroom.new_tenant("acme")
+    target = pressroom.create_document(acme, "new-home", kind="page")
+    saved = pressroom.api.put(f"/api/tenants/{acme.slug}/site/redirects", headers=acme.headers, json={
+        "version": 0, "content": [{"from": "/old-home", "to": "/new-home", "status": 301}]})
+    stale = pressroom.api.put(f"/api/tenants/{acme.slug}/site/redirects", headers=acme.headers,
+                              json={"version": 0, "content": []})
+    bad = pressroom.api.put(f"/api/tenants/{acme.slug}/site/redirects", headers=acme.headers,
+                            json={"version": 1, "content": [{"from": "old", "to": "javascript:alert(1)"}]})
+    before = pressroom.site.get(f"/{acme.slug}/old-home", follow_redirects=False)
+
+    released = _release(pressroom, acme, [target], redirects_version=1)
+
+    assert saved.status_code == 200 and saved.json()["version"] == 1 and saved.json()["published_version"] is None
+    assert stale.status_code == 409 and bad.status_code == 400
+    assert before.status_code == 404
+    assert released.status_code == 202
+    moved = pressroom.site.get(f"/{acme.slug}/old-home", follow_redirects=False)
+    assert moved.status_code == 301
+    assert moved.headers["location"] == f"http://site.test/{acme.slug}/new-home"
+    resource = pressroom.api.get(f"/api/tenants/{acme.slug}/site/redirects", headers=acme.headers).json()
+    assert resource["published_version"] == 1 and resource["published_content"][0]["from"] == "/old-home"
