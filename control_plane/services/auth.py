@@ -47,6 +47,23 @@ class Principal:
         return self.actor()
 
 
+def _principal(session: Session, row: ApiToken) -> Principal | None:
+    """Who an unrevoked token is: an operator, or a member of its tenant with their role."""
+    if row.revoked_at is not None:
+        return None
+    if row.kind == "operator":
+        return Principal(token_id=row.id, kind="operator")
+    membership = session.exec(
+        select(Membership, Tenant)
+        .join(Tenant, Tenant.id == Membership.tenant_id)
+        .where(Membership.user_id == row.user_id, Membership.tenant_id == row.tenant_id)
+    ).first()
+    if membership is None:
+        return None
+    member, tenant = membership
+    return Principal(token_id=row.id, kind="member", user_id=row.user_id, tenant_slug=tenant.slug, role=member.role)
+
+
 class TokenService:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
@@ -62,20 +79,18 @@ class TokenService:
         digest = hash_token(token)
         with Session(self.engine) as session:
             row = session.exec(select(ApiToken).where(ApiToken.token_hash == digest)).first()
-            if row is None or row.revoked_at is not None or not hmac.compare_digest(row.token_hash, digest):
+            if row is None or not hmac.compare_digest(row.token_hash, digest):
                 raise Unauthorized("The token is not valid.")
-            if row.kind == "operator":
-                return Principal(token_id=row.id, kind="operator")
-            membership = session.exec(
-                select(Membership, Tenant)
-                .join(Tenant, Tenant.id == Membership.tenant_id)
-                .where(Membership.user_id == row.user_id, Membership.tenant_id == row.tenant_id)
-            ).first()
-            if membership is None:
-                raise Unauthorized("The token is not valid.")
-            member, tenant = membership
-            return Principal(token_id=row.id, kind="member", user_id=row.user_id, tenant_slug=tenant.slug,
-                             role=member.role)
+            principal = _principal(session, row)
+        if principal is None:
+            raise Unauthorized("The token is not valid.")
+        return principal
+
+    def resolve_id(self, token_id: str) -> Principal | None:
+        """The principal of an unrevoked token by its id (dashboard sessions hold only the id)."""
+        with Session(self.engine) as session:
+            row = session.get(ApiToken, token_id)
+            return _principal(session, row) if row is not None else None
 
     def ensure_operator_token(self, token: str, label: str = "configured") -> None:
         """Register an operator token given in settings (stored hashed; idempotent)."""
