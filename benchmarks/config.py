@@ -1,0 +1,95 @@
+"""How big each suite is: the issue's counts (full) and a smoke-sized profile (quick)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+# The order suites run in: later suites leave more behind in the Prefect database
+# (idle tenants, then a backlog of far-future runs), so they come last.
+SUITE_NAMES = (
+    "command_ack",
+    "visible",
+    "materialized",
+    "retry_cost",
+    "fairness",
+    "throughput",
+    "idle_tenants",
+    "scheduled_backlog",
+)
+# Run only when asked for (--suite whatif): measurements of proposed core changes, patched in-process.
+EXTRA_SUITES = ("whatif", "whatif_fairness")
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    # command_ack: rounds of (Pressroom, bare Prefect), interleaved; paced (open loop) then saturated
+    ack_tenants: int
+    ack_clients: int
+    ack_rate: float  # paced: publishes per second offered by all clients together (Poisson arrivals)
+    ack_paced_seconds: float
+    ack_rounds: int
+    ack_saturated_per_round: int
+    ack_saturated_rounds: int
+    # visible
+    visible_samples: int
+    # materialized: triples (Pressroom worker, process worker, in-process floor)
+    materialized_samples: int
+    # throughput: seconds of sustained load, split into interleaved segments
+    throughput_tenants: int
+    throughput_window: float
+    throughput_baseline_window: float
+    throughput_segments: int
+    # fairness
+    fairness_flood: int
+    fairness_samples: int
+    fairness_timeout: float
+    # idle tenants
+    idle_tenants: int
+    idle_window: float
+    idle_restart: bool  # also time a worker start-up with every tenant
+    # scheduled backlog
+    backlog_runs: int
+    backlog_window: float
+    backlog_due_runs: int
+    backlog_sqlite: bool
+    backlog_sqlite_runs: int
+    backlog_create_budget: float
+    # profile of the largest cost
+    profile_seconds: float
+
+    @classmethod
+    def quick(cls) -> Profile:
+        return cls(
+            name="quick",
+            ack_tenants=20, ack_clients=50, ack_rate=4.0, ack_paced_seconds=6, ack_rounds=2,
+            ack_saturated_per_round=50, ack_saturated_rounds=1,
+            visible_samples=10,
+            materialized_samples=3,
+            throughput_tenants=20, throughput_window=20, throughput_baseline_window=45, throughput_segments=1,
+            fairness_flood=100, fairness_samples=2, fairness_timeout=60,
+            idle_tenants=200, idle_window=10, idle_restart=False,
+            backlog_runs=1_000, backlog_window=10, backlog_due_runs=100, backlog_sqlite=False,
+            backlog_sqlite_runs=0, backlog_create_budget=120,
+            profile_seconds=10,
+        )
+
+    @classmethod
+    def full(cls) -> Profile:
+        return cls(
+            name="full",
+            ack_tenants=20, ack_clients=50, ack_rate=4.0, ack_paced_seconds=30, ack_rounds=4,
+            ack_saturated_per_round=300, ack_saturated_rounds=2,
+            visible_samples=100,
+            materialized_samples=20,
+            throughput_tenants=20, throughput_window=180, throughput_baseline_window=120, throughput_segments=2,
+            fairness_flood=1_000, fairness_samples=4, fairness_timeout=180,
+            idle_tenants=1_000, idle_window=60, idle_restart=True,
+            backlog_runs=10_000, backlog_window=60, backlog_due_runs=100, backlog_sqlite=True,
+            backlog_sqlite_runs=10_000, backlog_create_budget=600,
+            profile_seconds=30,
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
