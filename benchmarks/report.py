@@ -24,7 +24,9 @@ _PLUMBING = ("threading", "asyncio", "concurrent", "<", "typer", "click", "cyclo
              "prefect.server.utilities.server", "?:", "sniffio", "_contextvars", "prefect._internal.concurrency")
 
 
-def _verdict(met: bool | None) -> str:
+def _verdict(met: bool | str | None) -> str:
+    if isinstance(met, str):
+        return met
     return "**met**" if met else "**MISSED**" if met is False else "not measured"
 
 
@@ -45,7 +47,7 @@ def _table(results: dict[str, dict[str, Any]]) -> list[str]:
             ratio_text += f"; {_fmt(second.get('value'))} ({second.get('metric', '')})"
         unit = head.get("unit", "")
         first = True
-        for t in data.get("targets") or [{"name": "(no target: a measurement)", "value": None, "met": None}]:
+        for t in data.get("targets") or [{"name": "(none: a measurement)", "value": None, "met": "n/a"}]:
             lines.append(
                 f"| {name if first else ''} | {ratio_text if first else ''} | {t['name']} | "
                 f"{_fmt(t['value'], t.get('unit', ''))} | {_verdict(t['met'])} | "
@@ -138,7 +140,7 @@ def _plots(results: dict[str, dict[str, Any]], docs: Path) -> list[str]:
     profiles = [(name, data) for name, data in _profiles(results).items() if data.get("self_by_package")]
     if profiles:
         fig, axes = plt.subplots(len(profiles), 1, figsize=(8, 3.2 * len(profiles)), squeeze=False)
-        for ax, (name, data) in zip(axes[:, 0], profiles):
+        for ax, (name, data) in zip(axes[:, 0], profiles, strict=True):
             rows = data["self_by_package"][:10][::-1]
             ax.barh([r["name"] for r in rows], [100 * r["share"] for r in rows], color="tab:purple")
             ax.set_xlabel("% of on-CPU samples (self time, by package)")
@@ -153,10 +155,11 @@ def _plots(results: dict[str, dict[str, Any]], docs: Path) -> list[str]:
 def _profiles(results: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Every py-spy profile in the results, named by process and suite."""
     out: dict[str, dict[str, Any]] = {}
-    for name, data in ((results.get("command_ack") or {}).get("profile") or {}).items():
-        out[f"{name} under paced publishes (command_ack)"] = data
+    # The Prefect server first: it is where most of a publish's CPU goes.
     for name, data in (((results.get("throughput") or {}).get("profile") or {}).get("profiles") or {}).items():
         out[f"{name} under sustained publishes (throughput)"] = data
+    for name, data in ((results.get("command_ack") or {}).get("profile") or {}).items():
+        out[f"{name} under paced publishes (command_ack)"] = data
     return out
 
 
@@ -188,8 +191,8 @@ def write_report(out: Path, docs: Path) -> Path:
     results = load_results(out)
     docs.mkdir(parents=True, exist_ok=True)
     plots = _plots(results, docs) if results else []
-    any_result = next(iter(results.values()), {})
-    machine = any_result.get("machine", {})
+    latest = max(results.values(), key=lambda r: r.get("started_at", ""), default={})
+    machine = latest.get("machine", {})
     modes = sorted({r.get("mode", "?") for r in results.values()})
     lines = [
         "# Performance",
@@ -214,7 +217,10 @@ def write_report(out: Path, docs: Path) -> Path:
     lines += [f"![{p}]({p})\n" for p in plots]
     if ANALYSIS.exists():
         lines += ["## Analysis", "", ANALYSIS.read_text().strip(), ""]
-    lines += ["## Profile of the largest cost", ""]
+    lines += ["## Profile of the largest cost", "",
+              "py-spy, attached by pid while the suite's load runs (100 samples/s, non-blocking, idle threads "
+              "left out); shares are of the process's samples. Self time says which library burns the CPU; "
+              "inclusive time says which code path asked for it.", ""]
     lines += _profile_section(results) or ["(no profile in these results: run the throughput suite without "
                                            "`--no-profile`)"]
     lines += ["", "## Suite details", "", *details(results)]

@@ -117,7 +117,8 @@ async def run(bench: Bench) -> dict[str, Any]:
                 drain = await bench.outbox.wait_sent(slugs, timeout=600)
                 capacity["relay"].append(p.ack_saturated_per_round / (wall + drain))
         bench.log(f"  saturated round {r} ({p.ack_clients} clients back to back): "
-                  f"pressroom {capacity['pressroom'][-1]:.1f}/s p50 {summarize(saturated['pressroom'])['p50'] * 1000:.0f} ms, "
+                  f"pressroom {capacity['pressroom'][-1]:.1f}/s "
+                  f"p50 {summarize(saturated['pressroom'])['p50'] * 1000:.0f} ms, "
                   f"prefect {capacity['prefect'][-1]:.1f}/s p50 {summarize(saturated['prefect'])['p50'] * 1000:.0f} ms")
 
     profile = None

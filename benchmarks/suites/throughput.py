@@ -69,7 +69,7 @@ async def _load(bench: Bench, prefix: str, count: int) -> Load:
     versions: dict[str, int] = {}
     for i in range(DOCS_PER_TENANT):
         created = await asyncio.gather(*(bench.api.create_document(t, f"thr-{i}") for t in tenants))
-        for tenant, doc in zip(tenants, created):
+        for tenant, doc in zip(tenants, created, strict=True):
             docs.append((tenant, doc["id"]))
             versions[doc["id"]] = doc["version"]
     return Load(tenants, docs, versions)
@@ -212,7 +212,8 @@ async def run(bench: Bench) -> dict[str, Any]:
 
     profiled: dict[str, Any] | None = None
     if bench.profile_server:
-        bench.log(f"  profile segment (not counted): py-spy on the Prefect server and worker, {p.profile_seconds:.0f} s")
+        bench.log(f"  profile segment (not counted): py-spy on the Prefect server and worker, "
+                  f"{p.profile_seconds:.0f} s")
         profiled = await _segment(bench, pload, p.profile_seconds, process=False, profile_dir=bench.out)
         await _drain(bench, pload)
 
