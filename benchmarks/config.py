@@ -56,8 +56,9 @@ class Profile:
     backlog_sqlite: bool
     backlog_sqlite_runs: int
     backlog_create_budget: float
-    # profile of the largest cost
+    # profile of the largest cost: its own uncounted segment, or (quick) during the measured one
     profile_seconds: float
+    profile_inline: bool
 
     @classmethod
     def quick(cls) -> Profile:
@@ -66,13 +67,13 @@ class Profile:
             ack_tenants=20, ack_clients=50, ack_rate=4.0, ack_paced_seconds=6, ack_rounds=2,
             ack_saturated_per_round=50, ack_saturated_rounds=1,
             visible_samples=10,
-            materialized_samples=3,
-            throughput_tenants=20, throughput_window=20, throughput_baseline_window=45, throughput_segments=1,
+            materialized_samples=2,
+            throughput_tenants=20, throughput_window=20, throughput_baseline_window=30, throughput_segments=1,
             fairness_flood=100, fairness_samples=2, fairness_timeout=60,
             idle_tenants=200, idle_window=10, idle_restart=False,
             backlog_runs=1_000, backlog_window=10, backlog_due_runs=100, backlog_sqlite=False,
             backlog_sqlite_runs=0, backlog_create_budget=120,
-            profile_seconds=10,
+            profile_seconds=10, profile_inline=True,
         )
 
     @classmethod
@@ -88,7 +89,7 @@ class Profile:
             idle_tenants=1_000, idle_window=60, idle_restart=True,
             backlog_runs=10_000, backlog_window=60, backlog_due_runs=100, backlog_sqlite=True,
             backlog_sqlite_runs=10_000, backlog_create_budget=600,
-            profile_seconds=30,
+            profile_seconds=30, profile_inline=False,
         )
 
     def as_dict(self) -> dict[str, Any]:

@@ -194,10 +194,16 @@ async def run(bench: Bench) -> dict[str, Any]:
 
     pressroom: list[dict[str, Any]] = []
     process: list[dict[str, Any]] = []
+    profiled: dict[str, Any] | None = None
     segments = max(1, p.throughput_segments)
+    inline = bench.profile_server and p.profile_inline
     for i in range(segments):
-        bench.log(f"  segment {i}: Pressroom runtime worker, {p.throughput_window / segments:.0f} s")
-        pressroom.append(await _segment(bench, pload, p.throughput_window / segments, process=False))
+        bench.log(f"  segment {i}: Pressroom runtime worker, {p.throughput_window / segments:.0f} s"
+                  + (" (py-spy on the Prefect server and worker)" if inline and i == 0 else ""))
+        pressroom.append(await _segment(bench, pload, p.throughput_window / segments, process=False,
+                                        profile_dir=bench.out if inline and i == 0 else None))
+        if inline and i == 0:
+            profiled = {"profiles": pressroom[-1].pop("profiles"), "inline": True}
         bench.log(f"    {pressroom[-1]['completed']} publishes ({pressroom[-1]['per_minute']:.1f}/min)")
         await _drain(bench, pload)
         bench.log(f"  segment {i}: process worker, {p.throughput_baseline_window / segments:.0f} s")
@@ -210,8 +216,7 @@ async def run(bench: Bench) -> dict[str, Any]:
             await prefect_side.delete_scheduled_of_tags(bench.stack.prefect_api_url, ["bench:throughput"])
         bench.log(f"    {process[-1]['completed']} runs ({process[-1]['per_minute']:.1f}/min)")
 
-    profiled: dict[str, Any] | None = None
-    if bench.profile_server:
+    if bench.profile_server and not inline:
         bench.log(f"  profile segment (not counted): py-spy on the Prefect server and worker, "
                   f"{p.profile_seconds:.0f} s")
         profiled = await _segment(bench, pload, p.profile_seconds, process=False, profile_dir=bench.out)
