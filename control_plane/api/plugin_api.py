@@ -14,6 +14,7 @@ from control_plane.api.deps import IdempotencyKey, respond
 from control_plane.services.auth import Principal
 from control_plane.services.commands import Command, Outcome
 from control_plane.services.container import Services
+from control_plane.services.content import accepted
 from tenant_runtime import queries
 from tenant_runtime.actions import search_index, webhooks
 from tenant_runtime.ids import as_utc
@@ -93,8 +94,7 @@ class PluginController(Controller):
         """Replay every published document into a fresh index (no-op if populated unless forced)."""
         def action(tx: Session, ws: Workspace, actor: Actor) -> Outcome:
             operation = search_index.request_search_rebuild(tx, ws.tenant, actor, force=data.force)
-            return Outcome(202, {"operation_id": operation.id, "status": operation.status,
-                                 "operation_url": f"/api/tenants/{ws.tenant}/operations/{operation.id}"}, relay=True)
+            return Outcome(202, accepted(ws, operation), relay=True)
 
         command = Command(tenant, "site.admin", "search.rebuild", payload=data)
         return respond(services, tenant, services.commands.execute(principal, command, action))

@@ -25,7 +25,6 @@ from control_plane.services.commands import Command
 from control_plane.services.container import Services
 from tenant_runtime import queries
 from tenant_runtime.actions import operations as ops
-from tenant_runtime.operation_states import CANCELLED
 from tenant_runtime.workspace import Actor, Workspace
 
 Limit = Annotated[int, Parameter(ge=1, le=500, required=False)]
@@ -130,7 +129,6 @@ class OperationController(Controller):
 
         def action(tx: Any, ws: Workspace, actor: Actor) -> content.Outcome:
             operation = ops.cancel(tx, actor, operation_id)
-            return content.Outcome(202, {"operation_id": operation.id, "status": CANCELLED,
-                                         "operation_url": f"/api/tenants/{ws.tenant}/operations/{operation.id}"})
+            return content.Outcome(202, content.accepted(ws, operation))
 
         return respond(services, tenant, services.commands.execute(principal, command, action))

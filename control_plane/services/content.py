@@ -72,7 +72,8 @@ def operation_out(tx: Session, operation: Operation, dispatch: DispatchSettings,
     )
 
 
-def _accepted(ws: Workspace, operation: Operation, document: Document | None = None) -> dict[str, Any]:
+def accepted(ws: Workspace, operation: Operation, document: Document | None = None) -> dict[str, Any]:
+    """The 202 body of every command that queues an operation."""
     body: dict[str, Any] = {
         "operation_id": operation.id,
         "status": operation.status,
@@ -118,7 +119,7 @@ def publish(document_id: str, expected_version: int | None) -> Any:
             except Exception as exc:  # the flow purges again after rendering
                 ws.log.warning("publish.immediate_purge_failed", error=str(exc), slug=slug)
 
-        return Outcome(202, _accepted(ws, operation, document), after_commit=[show_now], relay=True)
+        return Outcome(202, accepted(ws, operation, document), after_commit=[show_now], relay=True)
 
     return action
 
@@ -136,7 +137,7 @@ def unpublish(document_id: str) -> Any:
             except Exception as exc:  # the flow retries both; the public server already checks status
                 ws.log.warning("unpublish.immediate_takedown_failed", error=str(exc), slug=slug)
 
-        return Outcome(202, _accepted(ws, operation, document), after_commit=[take_down], relay=True)
+        return Outcome(202, accepted(ws, operation, document), after_commit=[take_down], relay=True)
 
     return action
 
@@ -144,7 +145,7 @@ def unpublish(document_id: str) -> Any:
 def retry(operation_id: str) -> Any:
     def action(tx: Session, ws: Workspace, actor: Actor) -> Outcome:
         operation = operations.requeue(tx, actor, operation_id)
-        return Outcome(202, _accepted(ws, operation), relay=True)
+        return Outcome(202, accepted(ws, operation), relay=True)
 
     return action
 
@@ -154,6 +155,6 @@ def seed() -> Any:
 
     def action(tx: Session, ws: Workspace, actor: Actor) -> Outcome:
         operation = request_seed(tx, ws.tenant, actor)
-        return Outcome(202, _accepted(ws, operation), relay=True)
+        return Outcome(202, accepted(ws, operation), relay=True)
 
     return action

@@ -9,17 +9,14 @@ from sqlmodel import Session
 
 from control_plane.api.release_schemas import ReleaseCreate, Reschedule, ResourceOut, ResourceUpdate
 from control_plane.services.commands import Outcome
+from control_plane.services.content import accepted
 from tenant_runtime.actions import releases, site_resources
 from tenant_runtime.workspace import Actor, Operation, Workspace
 
 
 def _accepted(ws: Workspace, operation: Operation) -> dict[str, Any]:
-    return {
-        "operation_id": operation.id,
-        "status": operation.status,
-        "operation_url": f"/api/tenants/{ws.tenant}/operations/{operation.id}",
-        "scheduled_for": operation.scheduled_for.isoformat() if operation.scheduled_for else None,
-    }
+    scheduled_for = operation.scheduled_for.isoformat() if operation.scheduled_for else None
+    return {**accepted(ws, operation), "scheduled_for": scheduled_for}
 
 
 def create(data: ReleaseCreate) -> Any:
