@@ -1,10 +1,11 @@
 """The outbox relay: hands committed operations to Prefect, exactly once.
 
 An operation row is written in the tenant's transaction with ``sent_at``
-NULL. The relay creates its flow run (idempotency key = the operation's key,
-so two relays racing create one run) or, for a retry, sets the existing run
-back to Scheduled; then it marks the row sent. Whatever fails stays unsent
-and the next sweep tries again.
+NULL. The relay groups what waits (``tenant_runtime.actions.outbox``: publishes
+are coalesced into batches), creates each group's flow run (idempotency key =
+the operation's or the batch's key, so two relays racing create one run) or,
+for a retry, sets the existing run back to Scheduled; then it marks the rows
+sent. Whatever fails stays unsent and the next sweep tries again.
 """
 
 from __future__ import annotations
@@ -15,18 +16,20 @@ from uuid import UUID
 import structlog
 
 from dispatch.prefect_api import PrefectGateway
-from tenant_runtime import queries
 from tenant_runtime.actions.operations import mark_send_failed, mark_sent
+from tenant_runtime.actions.outbox import Send, plan_sends
 from tenant_runtime.errors import NotFound
-from tenant_runtime.ids import as_utc, utcnow
-from tenant_runtime.workspace import Operation, Workspace, WorkspaceFactory
+from tenant_runtime.workspace import Workspace, WorkspaceFactory
 
 log = structlog.get_logger("pressroom.relay")
 
 
-def run_tags(tenant: str, operation: Operation) -> list[str]:
-    tags = [f"tenant:{tenant}", f"op:{operation.id}", f"kind:{operation.kind}"]
-    lane = operation.parameters.get("lane")
+def run_tags(tenant: str, send: Send) -> list[str]:
+    operations = send.operations
+    tags = [f"tenant:{tenant}", *(f"op:{op.id}" for op in operations), f"kind:{operations[0].kind}"]
+    if send.batch_id:
+        tags.append(f"batch:{send.batch_id}")
+    lane = operations[0].parameters.get("lane")
     if lane:
         tags.append(f"lane:{lane}")
     return tags
@@ -38,10 +41,11 @@ class Relay:
     def __init__(self, factory: WorkspaceFactory, gateway: PrefectGateway) -> None:
         self.factory = factory
         self.gateway = gateway
+        self.coalescing = gateway.settings.coalescing
         self._locks: dict[str, asyncio.Lock] = {}
 
     async def relay_tenant(self, tenant: str) -> int:
-        """Send every unsent operation of ``tenant``; returns how many were sent."""
+        """Send every unsent operation of ``tenant`` that may go now; returns how many runs were sent."""
         lock = self._locks.setdefault(tenant, asyncio.Lock())
         async with lock:
             try:
@@ -49,49 +53,51 @@ class Relay:
             except NotFound:
                 return 0
 
-            def pending() -> list[Operation]:
-                with ws.reader() as tx:
-                    return queries.unsent_operations(tx)
+            def plan() -> list[Send]:
+                with ws.transaction() as tx:
+                    return plan_sends(tx, tenant, self.coalescing)
 
             sent = 0
-            for operation in await asyncio.to_thread(pending):
-                bound = log.bind(tenant=tenant, operation_id=operation.id, kind=operation.kind)
+            for send in await asyncio.to_thread(plan):
+                ids = [op.id for op in send.operations]
+                bound = log.bind(tenant=tenant, operation_id=ids[0], kind=send.operations[0].kind,
+                                 batch_id=send.batch_id, operations=len(ids))
                 try:
-                    flow_run_id = await self._send(tenant, operation)
-                except Exception as exc:  # the server is down or refused: keep the row unsent
+                    flow_run_id = await self._send(tenant, send)
+                except Exception as exc:  # the server is down or refused: keep the rows unsent
                     bound.warning("relay.send_failed", error=str(exc) or type(exc).__name__)
-                    await asyncio.to_thread(_record_failure, ws, operation.id, str(exc) or type(exc).__name__)
+                    await asyncio.to_thread(_record_failure, ws, ids, str(exc) or type(exc).__name__)
                     break
-                await asyncio.to_thread(_record_sent, ws, operation.id, str(flow_run_id))
+                await asyncio.to_thread(_record_sent, ws, ids, str(flow_run_id))
                 bound.info("relay.sent", run_id=str(flow_run_id))
                 sent += 1
             return sent
 
-    async def _send(self, tenant: str, operation: Operation) -> UUID | str:
-        if operation.flow_run_id is not None:
-            when = as_utc(operation.next_attempt_at) if operation.next_attempt_at else utcnow()
-            await self.gateway.reschedule(operation.flow_run_id, when)
-            return operation.flow_run_id
-        when = as_utc(operation.scheduled_for) if operation.scheduled_for else utcnow()
+    async def _send(self, tenant: str, send: Send) -> UUID | str:
+        if send.flow_run_id is not None:
+            await self.gateway.reschedule(send.flow_run_id, send.when)
+            return send.flow_run_id
         run_id, parameters = await self.gateway.create_run(
             tenant=tenant,
-            flow_name=operation.flow_name,
-            parameters=operation.parameters,
-            idempotency_key=operation.idempotency_key,
-            tags=run_tags(tenant, operation),
-            scheduled_time=when,
+            flow_name=send.flow_name,
+            parameters=send.parameters,
+            idempotency_key=send.idempotency_key,
+            tags=run_tags(tenant, send),
+            scheduled_time=send.when,
         )
-        if parameters != operation.parameters:
+        if parameters != send.parameters:
             # Same key, other payload: never silently adopt someone else's run.
-            raise RuntimeError(f"idempotency key {operation.idempotency_key} is bound to other parameters")
+            raise RuntimeError(f"idempotency key {send.idempotency_key} is bound to other parameters")
         return run_id
 
 
-def _record_sent(ws: Workspace, operation_id: str, flow_run_id: str) -> None:
+def _record_sent(ws: Workspace, operation_ids: list[str], flow_run_id: str) -> None:
     with ws.transaction() as tx:
-        mark_sent(tx, operation_id, flow_run_id)
+        for operation_id in operation_ids:
+            mark_sent(tx, operation_id, flow_run_id)
 
 
-def _record_failure(ws: Workspace, operation_id: str, error: str) -> None:
+def _record_failure(ws: Workspace, operation_ids: list[str], error: str) -> None:
     with ws.transaction() as tx:
-        mark_send_failed(tx, operation_id, error)
+        for operation_id in operation_ids:
+            mark_send_failed(tx, operation_id, error)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from tenant_runtime.actions.outbox import Coalescing
 
 
 def _number(env: Mapping[str, str], name: str, default: float) -> float:
@@ -37,6 +39,8 @@ class DispatchSettings:
     # Runs of one tenant in Pending/Running at once (the tenant queue's concurrency limit):
     # the pool query then leaves room for other tenants however long one tenant's backlog is.
     queue_concurrency: int = 4
+    # Publish coalescing (tenant_runtime/actions/outbox.py): runs in flight per tenant, batch size, hold.
+    coalescing: Coalescing = field(default_factory=Coalescing)
 
     def queue_for(self, tenant: str) -> str:
         return f"tenant-{tenant}"
@@ -52,7 +56,7 @@ class DispatchSettings:
     def from_env(cls, environ: Mapping[str, str] | None = None) -> DispatchSettings:
         env = os.environ if environ is None else environ
         api_url = env.get("PREFECT_API_URL", "http://127.0.0.1:4200/api").rstrip("/")
-        default_ui = api_url[: -len("/api")] if api_url.endswith("/api") else api_url
+        default_ui = api_url.removesuffix("/api")
         return cls(
             api_url=api_url,
             ui_url=env.get("PRESSROOM_PREFECT_UI_URL", default_ui).rstrip("/"),
@@ -65,4 +69,9 @@ class DispatchSettings:
             sweep_interval=_number(env, "PRESSROOM_SWEEP_SECONDS", 10.0),
             lease_seconds=max(1.0, _number(env, "PRESSROOM_LEASE_SECONDS", 30.0)),
             queue_concurrency=max(1, int(_number(env, "PRESSROOM_QUEUE_CONCURRENCY", 4))),
+            coalescing=Coalescing(
+                in_flight=max(1, int(_number(env, "PRESSROOM_PUBLISH_RUNS_IN_FLIGHT", 2))),
+                batch_max=max(1, int(_number(env, "PRESSROOM_PUBLISH_BATCH_MAX", 50))),
+                hold_seconds=_number(env, "PRESSROOM_PUBLISH_HOLD_SECONDS", 60.0),
+            ),
         )

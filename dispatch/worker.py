@@ -9,7 +9,7 @@ flow with the engine in-process (``run_flow_async``), many at a time.
 from __future__ import annotations
 
 import asyncio
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from typing import Any
 from uuid import UUID
 
@@ -26,7 +26,7 @@ from prefect.client.schemas.responses import SetStateStatus
 from prefect.flow_engine import run_flow_async
 from prefect.states import Completed, Failed, Pending, Scheduled, State
 
-from dispatch.operation_sync import OperationSync
+from dispatch.operation_sync import OperationSync, member_outcomes
 from dispatch.prefect_api import PrefectGateway
 from dispatch.relay import Relay
 from dispatch.settings import DispatchSettings
@@ -143,47 +143,46 @@ class RuntimeWorker:
         client = await self.gateway._ready()
         try:
             flow_name = await self.gateway.flow_name_for(flow_run.deployment_id)
-            attempt = await asyncio.to_thread(self._claim, flow_run, flow_name, tenant, operation_id, parameters)
+            claimed = await asyncio.to_thread(self._claim, flow_run, flow_name, tenant, parameters)
         except (ClaimRejected, NotFound) as exc:
             bound.warning("worker.claim_rejected", reason=exc.message, details=exc.details)
             await client.set_flow_run_state(
                 flow_run.id, Failed(message=f"claim_rejected: {exc.message}"), force=True
             )
             return
-        if attempt is None:
+        if not claimed:
             bound.info("worker.stale_run_noop")
             await client.set_flow_run_state(
                 flow_run.id, Completed(message="no-op: the operation is no longer current"), force=True
             )
             return
-        bound.info("worker.run_started", flow=flow_name, attempt=attempt)
-        lease = asyncio.create_task(self._renew_lease(tenant, operation_id, str(flow_run.id)))
+        bound.info("worker.run_started", flow=flow_name, operations=len(claimed))
+        lease = asyncio.create_task(self._renew_lease(tenant, claimed, str(flow_run.id)))
         try:
             state: State[Any] = await run_flow_async(
                 flow=FLOWS[flow_name], flow_run=flow_run, parameters=parameters, return_type="state"
             )
         finally:
             lease.cancel()
-        outcome = await _state_outcome(state)
-        await asyncio.to_thread(self.sync.settle, tenant, operation_id, outcome)
-        bound.info("worker.run_finished", state=state.type.value, **{k: v for k, v in outcome.items() if k != "ok"})
+        outcome, result = await _state_outcome(state)
+        settled = await asyncio.to_thread(self.sync.settle, tenant, member_outcomes(claimed, outcome, result))
+        bound.info("worker.run_finished", state=state.type.value, statuses=dict(Counter(settled.values())),
+                   **{k: v for k, v in outcome.items() if k not in ("ok", "operations")})
         try:
             await self.relay.relay_tenant(tenant)
         except Exception as exc:
             bound.warning("worker.relay_failed", error=str(exc))
 
-    async def _renew_lease(self, tenant: str, operation_id: str, flow_run_id: str) -> None:
+    async def _renew_lease(self, tenant: str, operation_ids: list[str], flow_run_id: str) -> None:
         interval = self.settings.lease_seconds / 3
         while True:
             await asyncio.sleep(interval)
             try:
-                await asyncio.to_thread(self.sync.heartbeat, tenant, operation_id, flow_run_id)
+                await asyncio.to_thread(self.sync.heartbeat, tenant, operation_ids, flow_run_id)
             except Exception as exc:  # a missed beat is tolerated; three in a row lose the lease
-                log.warning("worker.heartbeat_failed", tenant=tenant, operation_id=operation_id, error=str(exc))
+                log.warning("worker.heartbeat_failed", tenant=tenant, run_id=flow_run_id, error=str(exc))
 
-    def _claim(
-        self, flow_run: FlowRun, flow_name: str | None, tenant: str, operation_id: str, parameters: dict[str, Any]
-    ) -> int | None:
+    def _claim(self, flow_run: FlowRun, flow_name: str | None, tenant: str, parameters: dict[str, Any]) -> list[str]:
         if flow_name is None or flow_name not in FLOWS:
             raise ClaimRejected("The run is not of a Pressroom flow.", details={"deployment": str(flow_run.deployment_id)})
         if not tenant or not self.serves(tenant):
@@ -193,7 +192,7 @@ class RuntimeWorker:
                 "The run's queue does not belong to its tenant.",
                 details={"queue": flow_run.work_queue_name, "tenant": tenant},
             )
-        return self.sync.claim(tenant, operation_id, str(flow_run.id), parameters)
+        return self.sync.claim(tenant, flow_name, str(flow_run.id), parameters)
 
     async def _maybe_sweep(self) -> None:
         now = asyncio.get_running_loop().time()
@@ -216,6 +215,7 @@ class RuntimeWorker:
         for operation_id, flow_run_id in await asyncio.to_thread(self.sync.stale, tenant):
             if flow_run_id in running:
                 continue
+            running.add(flow_run_id)  # a batch's members share one run: reschedule it once
             await self.gateway.reschedule(flow_run_id, utcnow())
             log.warning("worker.lease_expired_rescheduled", tenant=tenant, operation_id=operation_id,
                         run_id=flow_run_id)
@@ -259,21 +259,21 @@ def _round_robin(runs: list[FlowRun]) -> list[FlowRun]:
     return ordered
 
 
-async def _state_outcome(state: State[Any]) -> dict[str, Any]:
-    """Turn a final flow-run state into what the operation needs to know."""
+async def _state_outcome(state: State[Any]) -> tuple[dict[str, Any], Any]:
+    """Turn a final flow-run state into what its operations need to know (and the flow's result)."""
     result: Any = await state.aresult(raise_on_failure=False)
     if state.is_completed():
         if not isinstance(result, dict):
-            return {"ok": True, "outcome": "succeeded"}
+            return {"ok": True, "outcome": "succeeded"}, result
         return {"ok": True, "outcome": result.get("outcome", "succeeded"), "code": result.get("code"),
-                "message": result.get("message"), "step": result.get("step")}
+                "message": result.get("message"), "step": result.get("step")}, result
     error = result
 
     if isinstance(error, StepFailed):
         return {"ok": False, "step": error.step, "code": error.code, "message": error.message,
-                "permanent": error.permanent}
+                "permanent": error.permanent}, None
     return {"ok": False, "step": None, "code": state.type.value.lower(),
-            "message": state.message or str(error), "permanent": False}
+            "message": state.message or str(error), "permanent": False}, None
 
 
 __all__ = ["RuntimeWorker"]

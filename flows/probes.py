@@ -29,14 +29,15 @@ class _Fault:
 @dataclass
 class Probes:
     executions: Counter[tuple[str, str]] = field(default_factory=Counter)
-    _faults: dict[tuple[str, str], _Fault] = field(default_factory=dict)
+    # (tenant, step, item): item None arms every execution of the step, an operation id only that one's
+    _faults: dict[tuple[str, str, str | None], _Fault] = field(default_factory=dict)
     _parks: dict[tuple[str, str], threading.Event] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def fail(self, tenant: str, step: str, times: int = 1, message: str = "injected fault",
-             *, permanent: bool = False) -> None:
+             *, permanent: bool = False, item: str | None = None) -> None:
         with self._lock:
-            self._faults[(tenant, step)] = _Fault(times, message, permanent)
+            self._faults[(tenant, step, item)] = _Fault(times, message, permanent)
 
     def park(self, tenant: str, step: str) -> threading.Event:
         """Block ``step`` of ``tenant`` until the returned event is set (from any thread)."""
@@ -58,12 +59,13 @@ class Probes:
 PROBES = Probes()
 
 
-async def enter(tenant: str, step: str) -> None:
-    """Count one execution of ``step``; fail or park it if a test armed that."""
+async def enter(tenant: str, step: str, item: str | None = None) -> None:
+    """Count one execution of ``step`` (for ``item``, in a batch); fail or park it if a test armed that."""
     key = (tenant, step)
     with PROBES._lock:
         PROBES.executions[key] += 1
-        fault = PROBES._faults.get(key)
+        fault = PROBES._faults.get((tenant, step, item)) if item is not None else None
+        fault = fault if fault is not None and fault.remaining > 0 else PROBES._faults.get((tenant, step, None))
         if fault is not None and fault.remaining > 0:
             fault.remaining -= 1
         else:

@@ -6,6 +6,8 @@ import asyncio
 from collections.abc import Callable
 from typing import TypeVar
 
+from prefect.context import TaskRunContext
+
 from flows import probes
 from tenant_runtime.errors import Permanent, PressroomError
 
@@ -26,10 +28,17 @@ class StepFailed(Exception):
         return f"{self.step}: {self.code}: {self.message}"
 
 
-async def run_step(step: str, tenant: str, fn: Callable[[], T]) -> T:
-    """Run ``fn`` in a thread (tenant-runtime code is synchronous I/O)."""
+async def run_step(step: str, tenant: str, fn: Callable[[], T], item: str | None = None) -> T:
+    """Run ``fn`` in a thread (tenant-runtime code is synchronous I/O).
+
+    ``item`` names the operation the call is for (probes can target one); inside a
+    task it defaults to the task's own ``operation_id``.
+    """
+    if item is None:
+        context = TaskRunContext.get()
+        item = str(context.parameters.get("operation_id")) if context is not None else None
     try:
-        await probes.enter(tenant, step)
+        await probes.enter(tenant, step, item)
         return await asyncio.to_thread(fn)
     except StepFailed:
         raise
@@ -37,3 +46,24 @@ async def run_step(step: str, tenant: str, fn: Callable[[], T]) -> T:
         raise StepFailed(step, exc.code, exc.message, isinstance(exc, Permanent)) from None
     except Exception as exc:  # any other failure is treated as transient I/O
         raise StepFailed(step, type(exc).__name__, str(exc) or repr(exc)) from None
+
+
+async def run_each(
+    step: str, tenant: str, items: list[tuple[str, Callable[[], T]]]
+) -> tuple[dict[str, T], dict[str, dict[str, str]]]:
+    """One step over several operations' items, each its own idempotent unit.
+
+    A permanent failure sets that item aside (its operation goes ``dead``, the
+    others go on); anything else fails the whole step, which is retried, and
+    the items done already are no-ops the second time.
+    """
+    done: dict[str, T] = {}
+    failed: dict[str, dict[str, str]] = {}
+    for key, fn in items:
+        try:
+            done[key] = await run_step(step, tenant, fn, item=key)
+        except StepFailed as exc:
+            if not exc.permanent:
+                raise
+            failed[key] = {"step": exc.step, "code": exc.code, "message": exc.message}
+    return done, failed

@@ -143,6 +143,8 @@ def pending_aggregate_operation(tx: Session, generation: int, exclude_id: str) -
         select(Operation).where(
             col(Operation.flow_name).in_(AGGREGATE_FLOWS),
             col(Operation.id) != exclude_id,
+            # the other members of the batch that is asking run their aggregates step in it
+            col(Operation.batch_id).is_(None) | (col(Operation.batch_id) != exclude_id),
             col(Operation.status).in_(_WILL_RUN)
             | ((Operation.status == "failed") & col(Operation.next_attempt_at).is_not(None)),
         )

@@ -159,6 +159,8 @@ class OperationOut(msgspec.Struct):
     updated_at: datetime
     finished_at: datetime | None
     tenant: str | None = None
+    # The publish batch whose run carried this operation (None when it travelled alone).
+    batch_id: str | None = None
 
 
 class Accepted(msgspec.Struct):

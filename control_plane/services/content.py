@@ -12,6 +12,7 @@ from control_plane.services.commands import Outcome
 from dispatch.settings import DispatchSettings
 from tenant_runtime import delivery, queries
 from tenant_runtime.actions import documents, operations, publishing
+from tenant_runtime.actions.outbox import is_batch
 from tenant_runtime.ids import as_utc
 from tenant_runtime.workspace import Actor, Document, Operation, Workspace
 
@@ -48,6 +49,7 @@ def operation_out(tx: Session, operation: Operation, dispatch: DispatchSettings,
         document_id=operation.document_id,
         document_version=operation.document_version,
         flow_run_id=operation.flow_run_id,
+        batch_id=operation.batch_id if is_batch(operation.batch_id) else None,
         run_url=dispatch.run_url(operation.flow_run_id),
         sent=operation.sent_at is not None,
         send_error=operation.send_error,

@@ -8,6 +8,7 @@ from typing import Any
 from sqlmodel import Session, col, func, select
 
 from tenant_runtime import audit
+from tenant_runtime.actions.outbox import detach_from_batch
 from tenant_runtime.errors import ClaimRejected
 from tenant_runtime.ids import as_utc, new_id, utcnow
 from tenant_runtime.operation_states import (
@@ -199,8 +200,10 @@ def requeue(tx: Session, actor: Actor, operation_id: str) -> Operation:
     """An explicit retry of a failed or dead operation (site owner or operator)."""
     actor.require("content.publish")
     operation = get_operation(tx, operation_id)
-    # An explicit replay gets a fresh retry budget; the relay re-sends the same run.
+    # An explicit replay gets a fresh retry budget; the relay re-sends the same run, or for a
+    # member of a publish batch (whose other members are done) a run of its own.
     set_status(tx, operation, QUEUED, next_attempt_at=None, retries=0, sent_at=None)
+    detach_from_batch(operation)
     audit.record(tx, "operation.retry", actor, "operation", operation_id, operation_id=operation_id)
     return operation
 

@@ -72,6 +72,9 @@ class Operation(WorkspaceModel, table=True):
     idempotency_key: str = Field(unique=True)
     actor: str = "system"
     flow_run_id: str | None = None
+    # The send group the relay put this operation in before creating its run: the operation's
+    # own id when it travels alone, a ``bat_`` id when publishes are coalesced into one run.
+    batch_id: str | None = Field(default=None, index=True)
     sent_at: datetime | None = None
     send_error: str | None = None
     scheduled_for: datetime | None = None

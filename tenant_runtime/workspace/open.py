@@ -38,9 +38,8 @@ class Workspace:
     @contextmanager
     def transaction(self) -> Iterator[Session]:
         """One write transaction (BEGIN IMMEDIATE): commit on success, roll back on error."""
-        with Session(self.engine, expire_on_commit=False) as session:
-            with session.begin():
-                yield session
+        with Session(self.engine, expire_on_commit=False) as session, session.begin():
+            yield session
 
     @contextmanager
     def reader(self) -> Iterator[Session]:
@@ -142,14 +141,40 @@ class WorkspaceFactory:
 
 
 def _ensure_schema(engine: Engine) -> None:
-    """Add tables introduced since the workspace was created (new tables only, never new columns)."""
+    """Bring an older workspace up to date: new tables, and new nullable columns of existing ones.
+
+    Workspace changes are additive by rule (a column is added nullable, never
+    renamed or dropped), so this is the whole migration story for tenant databases.
+    """
     try:
         WorkspaceModel.metadata.create_all(engine)
     except OperationalError as exc:
         # Two processes opening the same old workspace at once: the other one created it first.
         if "already exists" not in str(exc):
             raise
+    _add_missing_columns(engine)
     ensure_search_schema(engine)
+
+
+def _add_missing_columns(engine: Engine) -> None:
+    with engine.begin() as connection:
+        for table in WorkspaceModel.metadata.sorted_tables:
+            present = {row[1] for row in connection.exec_driver_sql(f'PRAGMA table_info("{table.name}")')}
+            for column in table.columns:
+                if column.name in present:
+                    continue
+                if not column.nullable:
+                    raise RuntimeError(f"workspace column {table.name}.{column.name} must be added as nullable")
+                kind = column.type.compile(dialect=engine.dialect)
+                try:
+                    connection.exec_driver_sql(f'ALTER TABLE "{table.name}" ADD COLUMN "{column.name}" {kind}')
+                except OperationalError as exc:
+                    if "duplicate column" not in str(exc):  # another process added it first
+                        raise
+                for index in table.indexes:
+                    if [c.name for c in index.columns] == [column.name]:
+                        connection.exec_driver_sql(
+                            f'CREATE INDEX IF NOT EXISTS "{index.name}" ON "{table.name}" ("{column.name}")')
 
 
 def _default_purger(settings: RuntimeSettings) -> Purger:

@@ -1,0 +1,166 @@
+"""What the relay sends next: a tenant's unsent operations, grouped into the runs they travel in.
+
+Publishes are coalesced. While a tenant has ``in_flight`` publish runs that
+have not finished, new publishes wait in the outbox; when one finishes (the
+worker relays the tenant after every run) or the oldest has waited
+``hold_seconds``, what waits goes as one ``publish_batch`` run of up to
+``batch_max`` documents. A lone publish still travels as its own
+``publish_document`` run. So a quiet tenant's publish starts at once, and a
+tenant publishing a thousand documents asks the orchestrator for a handful of
+runs, not a thousand, while other tenants' runs pass between them.
+
+The grouping (``batch_id``) is written before any run is created, so a relay
+that dies between the two, or two relays racing, create the same run again
+(idempotency key ``batch:{id}``), never a second one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlmodel import Session, col, func, select
+
+from tenant_runtime import queries
+from tenant_runtime.ids import as_utc, new_id, utcnow
+from tenant_runtime.operation_states import TERMINAL
+from tenant_runtime.workspace.models import Operation
+
+BATCH_FLOW = "publish_batch"
+BATCH_PREFIX = "bat_"
+COALESCED_KIND = "publish"
+
+
+@dataclass(frozen=True)
+class Coalescing:
+    in_flight: int = 2  # unfinished publish runs per tenant before new publishes wait
+    batch_max: int = 50  # documents per publish_batch run
+    hold_seconds: float = 60.0  # the longest a publish waits for a run to finish
+
+
+@dataclass
+class Send:
+    """One flow run to create (or, for a retry, to set back to Scheduled) and the operations it carries."""
+
+    operations: list[Operation]
+    batch_id: str | None = None  # set for a publish_batch run
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def flow_run_id(self) -> str | None:
+        return self.operations[0].flow_run_id
+
+    @property
+    def flow_name(self) -> str:
+        return BATCH_FLOW if self.batch_id else self.operations[0].flow_name
+
+    @property
+    def idempotency_key(self) -> str:
+        return f"batch:{self.batch_id}" if self.batch_id else self.operations[0].idempotency_key
+
+    @property
+    def when(self) -> datetime:
+        """Retries wait for the latest backoff of their members; new runs for their schedule."""
+        times = [as_utc(op.next_attempt_at) for op in self.operations if op.next_attempt_at]
+        if self.flow_run_id is not None:
+            return max(times, default=utcnow())
+        first = self.operations[0]
+        return as_utc(first.scheduled_for) if first.scheduled_for else utcnow()
+
+
+def is_batch(batch_id: str | None) -> bool:
+    return bool(batch_id) and str(batch_id).startswith(BATCH_PREFIX)
+
+
+def batch_parameters(tenant: str, batch_id: str, members: list[Operation]) -> dict[str, Any]:
+    """The run parameters of a batch, derived from its members alone (so every relay derives the same)."""
+    return {
+        "tenant": tenant,
+        "operation_id": batch_id,
+        "operations": [op.id for op in members],
+        "documents": [[op.parameters["document_id"], op.parameters["version"]] for op in members],
+        "generation": max(int(op.parameters.get("generation") or 0) for op in members),
+    }
+
+
+def batch_members(tx: Session, batch_id: str) -> list[Operation]:
+    return list(tx.exec(select(Operation).where(Operation.batch_id == batch_id)
+                        .order_by(col(Operation.created_at), col(Operation.id))))
+
+
+def busy_publish_runs(tx: Session) -> int:
+    """Publish runs of this tenant that exist (or are about to) and have not finished."""
+    return int(tx.exec(
+        select(func.count(func.distinct(Operation.batch_id))).where(
+            Operation.kind == COALESCED_KIND,
+            col(Operation.batch_id).is_not(None),
+            col(Operation.status).not_in(sorted(TERMINAL)),
+        )
+    ).one())
+
+
+def _waiting_publishes(tx: Session, limit: int) -> list[Operation]:
+    return list(tx.exec(
+        select(Operation).where(
+            Operation.kind == COALESCED_KIND,
+            col(Operation.batch_id).is_(None),
+            col(Operation.flow_run_id).is_(None),
+            col(Operation.sent_at).is_(None),
+            col(Operation.scheduled_for).is_(None),
+            Operation.status == "queued",
+        ).order_by(col(Operation.created_at), col(Operation.id)).limit(limit)
+    ))
+
+
+def group_waiting_publishes(tx: Session, policy: Coalescing) -> int:
+    """Put waiting publishes into send groups while the tenant has room; returns how many groups."""
+    busy = busy_publish_runs(tx)
+    waiting = _waiting_publishes(tx, policy.batch_max * max(1, policy.in_flight))
+    groups = 0
+    while waiting:
+        overdue = utcnow() - as_utc(waiting[0].created_at) >= timedelta(seconds=policy.hold_seconds)
+        if busy >= policy.in_flight and not overdue:
+            break
+        group, waiting = waiting[: policy.batch_max], waiting[policy.batch_max:]
+        batch_id = group[0].id if len(group) == 1 else new_id("bat")
+        for operation in group:
+            operation.batch_id = batch_id
+            tx.add(operation)
+        busy += 1
+        groups += 1
+    return groups
+
+
+def plan_sends(tx: Session, tenant: str, policy: Coalescing, limit: int = 200) -> list[Send]:
+    """Group what is waiting, then list every run to create or reschedule, in outbox order."""
+    group_waiting_publishes(tx, policy)
+    sends: list[Send] = []
+    by_run: dict[str, Send] = {}
+    batches: set[str] = set()
+    for operation in queries.unsent_operations(tx, limit=limit):
+        if operation.kind == COALESCED_KIND and operation.batch_id is None and operation.flow_run_id is None:
+            continue  # waiting for the tenant's publish runs to finish
+        if operation.flow_run_id is not None:
+            send = by_run.get(operation.flow_run_id)
+            if send is None:
+                send = by_run[operation.flow_run_id] = Send([], batch_id=None)
+                sends.append(send)
+            send.operations.append(operation)
+        elif is_batch(operation.batch_id):
+            if operation.batch_id in batches:
+                continue
+            batches.add(str(operation.batch_id))
+            members = batch_members(tx, str(operation.batch_id))
+            sends.append(Send(members, batch_id=operation.batch_id,
+                              parameters=batch_parameters(tenant, str(operation.batch_id), members)))
+        else:
+            sends.append(Send([operation], parameters=operation.parameters))
+    return sends
+
+
+def detach_from_batch(operation: Operation) -> None:
+    """An explicit replay of a batch member travels alone, in a run of its own."""
+    if is_batch(operation.batch_id):
+        operation.batch_id = None
+        operation.flow_run_id = None
