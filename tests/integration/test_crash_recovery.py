@@ -23,15 +23,33 @@ def _succeeded_audits(room: Pressroom, tenant: Tenant, op_id: str) -> int:
 
 
 def _deliver(room: Pressroom, tenant: Tenant, kind: str, body: str) -> str:
-    """Start a publish (one document) or a release (two documents); returns the operation id."""
+    """Start a publish (one document), a coalesced publish (two, one batch run) or a release (two).
+
+    Returns the operation id (of the first member, for a batch).
+    """
     doc = room.create_document(tenant, "story", body=body)
     if kind == "publish":
         return str(room.publish(tenant, doc["id"])["operation_id"])
     other = room.create_document(tenant, "sidebar", kind="page", body="second page of the release")
+    if kind == "batch":
+        # Queued while no relay runs, the two publishes wait in the outbox together; the worker's
+        # first sweep then groups them into one publish_batch run.
+        relay_tenant = room.services.relay.relay_tenant
+        room.services.relay.relay_tenant = _no_relay  # type: ignore[method-assign]
+        try:
+            first = str(room.publish(tenant, doc["id"])["operation_id"])
+            room.publish(tenant, other["id"])
+        finally:
+            room.services.relay.relay_tenant = relay_tenant  # type: ignore[method-assign]
+        return first
     response = room.api.post(f"/api/tenants/{tenant.slug}/releases", headers=tenant.headers, json={
         "documents": [{"id": doc["id"], "version": 1}, {"id": other["id"], "version": 1}], "confirm": True})
     assert response.status_code == 202, response.text
     return str(response.json()["operation_id"])
+
+
+async def _no_relay(tenant: str) -> int:
+    return 0
 
 
 def _reference_steps(room: Pressroom, kind: str, tmp_path: Path) -> list[str]:
@@ -46,7 +64,7 @@ def _reference_steps(room: Pressroom, kind: str, tmp_path: Path) -> list[str]:
     return worker.executions(tenant.slug)
 
 
-@pytest.mark.parametrize("kind", ["publish", "release"])
+@pytest.mark.parametrize("kind", ["publish", "batch", "release"])
 def test_a_worker_killed_at_any_step_is_resumed_and_every_step_runs_once(pressroom_fs: Pressroom,
                                                                          tmp_path: Path, kind: str) -> None:
     room = pressroom_fs
@@ -90,6 +108,8 @@ def _assert_resumed(room: Pressroom, worker: WorkerProcess, killed: tuple[Tenant
     assert counts == expected, (step, counts)
     assert [a["number"] for a in done["attempts"]] == [1, 2]
     assert "worker lost" in (done["attempts"][0]["error"] or "")
+    if done["batch_id"]:
+        assert room.operation(tenant, op)["flow_run_id"] == done["flow_run_id"]
     assert _succeeded_audits(room, tenant, op) == 1
     page = room.site.get(f"/{tenant.slug}/story")
     assert page.status_code == 200 and f"killed at {step}" in page.text
