@@ -18,6 +18,7 @@ from tenant_runtime.actions.outbox import BATCH_FLOW
 from tenant_runtime.errors import ClaimRejected
 from tenant_runtime.ids import utcnow
 from tenant_runtime.operation_states import SUCCEEDED, SUPERSEDED, TERMINAL
+from tenant_runtime import queries
 from tenant_runtime.queries import get_operation
 from tenant_runtime.workspace import WorkspaceFactory
 from tenant_runtime.workspace.models import Operation
@@ -96,11 +97,13 @@ class OperationSync:
             for operation_id in operation_ids:
                 ops.heartbeat(tx, operation_id, flow_run_id)
 
-    def stale(self, tenant: str) -> list[tuple[str, str]]:
-        """(operation id, flow run id) of deliveries whose worker stopped renewing its lease."""
+    def stale(self, tenant: str) -> tuple[list[tuple[str, str]], bool]:
+        """(operation id, flow run id) of deliveries whose worker stopped renewing its lease, and
+        whether the tenant has anything unsent or delivering at all."""
         with self.factory.open(tenant).reader() as tx:
-            return [(op.id, op.flow_run_id) for op in ops.stale_deliveries(tx, self.settings.lease_seconds)
-                    if op.flow_run_id]
+            stale = [(op.id, op.flow_run_id) for op in ops.stale_deliveries(tx, self.settings.lease_seconds)
+                     if op.flow_run_id]
+            return stale, queries.has_pending_delivery(tx)
 
 
 def get_or_reject(tx: Session, operation_id: str) -> Operation:

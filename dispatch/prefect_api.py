@@ -113,6 +113,28 @@ class PrefectGateway:
                 await client.update_work_queue(queue.id, **changes)
         self._known_queues.add(name)
 
+    async def ensure_queues(self, tenants: list[str]) -> int:
+        """Every tenant's queue, with one paged read of the pool's queues; returns how many were changed."""
+        await self.ensure_pool()
+        client = await self._ready()
+        existing: dict[str, Any] = {}
+        offset = 0
+        while True:
+            page = await client.read_work_queues(work_pool_name=self.settings.work_pool, limit=200, offset=offset)
+            existing.update({queue.name: queue for queue in page})
+            offset += len(page)
+            if len(page) < 200:
+                break
+        changed = 0
+        for tenant in tenants:
+            queue = existing.get(self.settings.queue_for(tenant))
+            if queue is not None and queue.concurrency_limit == self.settings.queue_concurrency:
+                self._known_queues.add(queue.name)
+                continue
+            await self.ensure_queue(tenant)
+            changed += 1
+        return changed
+
     async def queue_state(self, tenant: str) -> dict[str, Any]:
         client = await self._ready()
         try:

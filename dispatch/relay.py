@@ -16,6 +16,7 @@ from uuid import UUID
 import structlog
 
 from dispatch.prefect_api import PrefectGateway
+from tenant_runtime import queries
 from tenant_runtime.actions.operations import mark_send_failed, mark_sent
 from tenant_runtime.actions.outbox import Send, plan_sends
 from tenant_runtime.errors import NotFound
@@ -54,6 +55,9 @@ class Relay:
                 return 0
 
             def plan() -> list[Send]:
+                with ws.reader() as tx:
+                    if not queries.has_unsent(tx):
+                        return []  # the common case takes no write lock
                 with ws.transaction() as tx:
                     return plan_sends(tx, tenant, self.coalescing)
 

@@ -70,7 +70,7 @@ class DispatchSettings:
             lease_seconds=max(1.0, _number(env, "PRESSROOM_LEASE_SECONDS", 30.0)),
             queue_concurrency=max(1, int(_number(env, "PRESSROOM_QUEUE_CONCURRENCY", 4))),
             coalescing=Coalescing(
-                in_flight=max(1, int(_number(env, "PRESSROOM_PUBLISH_RUNS_IN_FLIGHT", 2))),
+                in_flight=max(1, int(_number(env, "PRESSROOM_PUBLISH_RUNS_IN_FLIGHT", 1))),
                 batch_max=max(1, int(_number(env, "PRESSROOM_PUBLISH_BATCH_MAX", 50))),
                 hold_seconds=_number(env, "PRESSROOM_PUBLISH_HOLD_SECONDS", 60.0),
             ),

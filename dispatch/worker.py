@@ -9,6 +9,7 @@ flow with the engine in-process (``run_flow_async``), many at a time.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections import Counter, OrderedDict
 from typing import Any
 from uuid import UUID
@@ -23,6 +24,7 @@ from prefect.client.schemas.filters import (
 )
 from prefect.client.schemas.objects import FlowRun, StateType
 from prefect.client.schemas.responses import SetStateStatus
+from prefect.context import AsyncClientContext, SyncClientContext
 from prefect.flow_engine import run_flow_async
 from prefect.states import Completed, Failed, Pending, Scheduled, State
 
@@ -58,12 +60,22 @@ class RuntimeWorker:
         self.sync = OperationSync(factory, settings)
         self._running: dict[UUID, asyncio.Task[None]] = {}
         self._last_sweep = 0.0
+        self._quiet: dict[str, tuple[int, int]] = {}
 
     def serves(self, tenant: str) -> bool:
         return self.tenants is None or tenant in self.tenants
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Poll until ``stop`` is set, then let running flows finish."""
+        """Poll until ``stop`` is set, then let running flows finish.
+
+        Inside Prefect's client contexts, so every flow run reuses one API client of
+        each kind instead of building two (and their SSL contexts) per run.
+        """
+        with SyncClientContext.get_or_create():
+            async with AsyncClientContext.get_or_create():
+                await self._run(stop)
+
+    async def _run(self, stop: asyncio.Event) -> None:
         if not await self._start(stop):
             return
         while not stop.is_set():
@@ -85,8 +97,7 @@ class RuntimeWorker:
         while not stop.is_set():
             try:
                 await self.gateway.ensure_deployments()
-                for tenant in self._tenant_list():
-                    await self.gateway.ensure_queue(tenant)
+                await self.gateway.ensure_queues(self._tenant_list())
                 await self.reclaim()
                 return True
             except Exception as exc:
@@ -202,23 +213,53 @@ class RuntimeWorker:
         await self.sweep()
 
     async def sweep(self) -> int:
-        """Re-send unsent operations (the server was down at commit) and resume orphaned deliveries."""
+        """Re-send unsent operations (the server was down at commit) and resume orphaned deliveries.
+
+        A tenant found quiet (nothing unsent, nothing delivering) is skipped until its
+        workspace files change, so a thousand idle tenants cost a stat() each per sweep.
+        """
         sent = 0
         for tenant in await asyncio.to_thread(self._tenant_list):
+            stamp = await asyncio.to_thread(self._workspace_stamp, tenant)
+            if stamp is not None and self._quiet.get(tenant) == stamp:
+                continue
             sent += await self.relay.relay_tenant(tenant)
-            await self._resume_stale(tenant)
+            busy = await self._resume_stale(tenant)
+            if busy or stamp is None:
+                self._quiet.pop(tenant, None)
+            else:
+                # The stamp from before the look: a write since then changes it, so nothing is missed.
+                self._quiet[tenant] = stamp
         return sent
 
-    async def _resume_stale(self, tenant: str) -> None:
-        """A delivery whose lease expired lost its worker: put its run back to Scheduled."""
+    def _workspace_stamp(self, tenant: str) -> tuple[int, int] | None:
+        """Modification times of the database and its WAL (0 when SQLite removed it); None: no database."""
+        path = self.factory.settings.workspace_path(tenant)
+        try:
+            database = os.stat(path).st_mtime_ns
+        except FileNotFoundError:
+            return None
+        try:
+            wal = os.stat(f"{path}-wal").st_mtime_ns
+        except FileNotFoundError:
+            wal = 0
+        return database, wal
+
+    async def _resume_stale(self, tenant: str) -> bool:
+        """A delivery whose lease expired lost its worker: put its run back to Scheduled.
+
+        Returns whether the tenant has anything unsent or delivering (to look at again next sweep).
+        """
         running = {str(run_id) for run_id in self._running}
-        for operation_id, flow_run_id in await asyncio.to_thread(self.sync.stale, tenant):
+        stale, busy = await asyncio.to_thread(self.sync.stale, tenant)
+        for operation_id, flow_run_id in stale:
             if flow_run_id in running:
                 continue
             running.add(flow_run_id)  # a batch's members share one run: reschedule it once
             await self.gateway.reschedule(flow_run_id, utcnow())
             log.warning("worker.lease_expired_rescheduled", tenant=tenant, operation_id=operation_id,
                         run_id=flow_run_id)
+        return busy
 
     async def reclaim(self) -> int:
         """Runs left Running/Pending by a dead worker of these tenants go back to Scheduled.

@@ -84,6 +84,23 @@ def unsent_operations(tx: Session, limit: int = 100) -> list[Operation]:
     )
 
 
+def has_pending_delivery(tx: Session) -> bool:
+    """Anything unsent (waiting in the outbox) or being delivered: the sweeper must look again."""
+    return tx.exec(
+        select(Operation.id).where(
+            col(Operation.sent_at).is_(None) & col(Operation.status).in_(["queued", "scheduled", "failed"])
+            | (Operation.status == "delivering")
+        ).limit(1)
+    ).first() is not None
+
+
+def has_unsent(tx: Session) -> bool:
+    return tx.exec(
+        select(Operation.id).where(col(Operation.sent_at).is_(None),
+                                   col(Operation.status).in_(["queued", "scheduled", "failed"])).limit(1)
+    ).first() is not None
+
+
 def attempts_for(tx: Session, operation_id: str) -> list[Attempt]:
     return list(tx.exec(select(Attempt).where(Attempt.operation_id == operation_id).order_by(col(Attempt.number))))
 

@@ -34,7 +34,7 @@ COALESCED_KIND = "publish"
 
 @dataclass(frozen=True)
 class Coalescing:
-    in_flight: int = 2  # unfinished publish runs per tenant before new publishes wait
+    in_flight: int = 1  # unfinished publish runs per tenant before new publishes wait
     batch_max: int = 50  # documents per publish_batch run
     hold_seconds: float = 60.0  # the longest a publish waits for a run to finish
 

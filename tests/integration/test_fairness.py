@@ -35,7 +35,7 @@ def test_a_flooding_tenant_leaves_room_for_another_tenants_publish(pressroom: Pr
 
     assert quiet_done["status"] == "succeeded"
     assert {op["status"] for op in flood_done} == {"succeeded"}
-    # The flood travels in few runs (two lone publishes, then batches: at most two publish runs of a
+    # The flood travels in few runs (a lone publish, then batches: at most `in_flight` publish runs of a
     # tenant in flight), far below the worker's concurrency (8), so a slot is free for the quiet tenant...
     runs: dict[str, list[datetime]] = {}
     for op in flood_done:

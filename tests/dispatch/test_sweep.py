@@ -1,0 +1,52 @@
+"""The worker's sweep: quiet tenants cost a stat() until their workspace changes; busy ones are looked at."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from dispatch.prefect_api import PrefectGateway
+from dispatch.settings import DispatchSettings
+from dispatch.worker import RuntimeWorker
+from tenant_runtime.actions.documents import create_document
+from tenant_runtime.actions.publishing import publish_document
+from tenant_runtime.edge import MemoryPurger
+from tenant_runtime.settings import RuntimeSettings
+from tenant_runtime.storage import MemoryStore
+from tenant_runtime.storage.factory import StorageSettings
+from tenant_runtime.workspace import Actor, WorkspaceFactory
+
+OWNER = Actor.for_role("u-owner", "owner")
+
+
+class CountingRelay:
+    """Stands in for the relay (whose Prefect side has its own integration tests): counts visits."""
+
+    def __init__(self) -> None:
+        self.visits: list[str] = []
+
+    async def relay_tenant(self, tenant: str) -> int:
+        self.visits.append(tenant)
+        return 0
+
+
+def test_a_quiet_tenant_is_skipped_until_its_workspace_changes(tmp_path: Path) -> None:
+    settings = RuntimeSettings(data_dir=tmp_path, storage=StorageSettings(root=tmp_path / "objects"))
+    factory = WorkspaceFactory(settings, store=MemoryStore(), purger=MemoryPurger())
+    quiet, busy = factory.create("quiet"), factory.create("busy")
+    with busy.transaction() as tx:
+        doc = create_document(tx, OWNER, slug="news", title="News", body="b", kind="post")
+        publish_document(tx, "busy", OWNER, doc.id)  # unsent: waits for the relay
+    dispatch = DispatchSettings(api_url="http://127.0.0.1:9/api")
+    worker = RuntimeWorker(dispatch, factory, PrefectGateway(dispatch))
+    relay = CountingRelay()
+    worker.relay = relay  # type: ignore[assignment]
+
+    asyncio.run(worker.sweep())
+    asyncio.run(worker.sweep())
+    assert sorted(relay.visits) == ["busy", "busy", "quiet"]  # quiet once, then skipped
+
+    with quiet.transaction() as tx:
+        create_document(tx, OWNER, slug="later", title="Later", body="b", kind="page")
+    asyncio.run(worker.sweep())
+    assert relay.visits.count("quiet") == 2  # its workspace changed: looked at again
