@@ -54,9 +54,17 @@ async def run(bench: Bench) -> dict[str, Any]:
 
     await asyncio.gather(*(flooder() for _ in range(FLOOD_CLIENTS)))
     flood_ack_s = time.monotonic() - t0
-    flood_sent_s = await bench.outbox.wait_sent([a.slug], timeout=max(120.0, p.fairness_flood / 2))
-    counts, _ = await asyncio.to_thread(bench.outbox.status_counts, [a.slug])
-    bench.log(f"  flood acked in {flood_ack_s:.1f} s, all sent {flood_sent_s:.1f} s later; A: {dict(counts)}")
+    # The flood is in Pressroom's hands once acked: A's first runs are delivering, the rest wait in
+    # A's outbox to be coalesced (tenant_runtime/actions/outbox.py) rather than in its Prefect queue.
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        counts, unsent = await asyncio.to_thread(bench.outbox.status_counts, [a.slug])
+        if counts.get("delivering", 0):
+            break
+        await asyncio.sleep(0.1)
+    flood_sent_s = time.monotonic() - t0 - flood_ack_s
+    bench.log(f"  flood acked in {flood_ack_s:.1f} s, A delivering {flood_sent_s:.1f} s later; "
+              f"A: {dict(counts)}, {unsent} waiting in its outbox")
 
     a_backlog: list[int] = []
     for _ in range(p.fairness_samples):
@@ -88,7 +96,7 @@ async def run(bench: Bench) -> dict[str, Any]:
         "samples": samples,
         "summary_ms": {"unloaded": unloaded, "loaded": loaded},
         "queue_wait_ms": waits,
-        "flood": {"ack_s": flood_ack_s, "all_sent_after_s": flood_sent_s, "a_outstanding_at_samples": a_backlog,
+        "flood": {"ack_s": flood_ack_s, "delivering_after_s": flood_sent_s, "a_outstanding_at_samples": a_backlog,
                   "timed_out": sum(1 for s in samples["loaded"] if s["timed_out"]),
                   "a_runs_deleted_after": deleted},
         "ratios": {"loaded_over_unloaded_p50": value},
