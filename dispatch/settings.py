@@ -39,6 +39,9 @@ class DispatchSettings:
     # Runs of one tenant in Pending/Running at once (the tenant queue's concurrency limit):
     # the pool query then leaves room for other tenants however long one tenant's backlog is.
     queue_concurrency: int = 4
+    # On SIGTERM a worker lets running flows finish this long, then cancels them (they are
+    # resumed from the cache by the next worker); below Kubernetes' default 30 s grace period.
+    shutdown_grace_seconds: float = 25.0
     # Publish coalescing (tenant_runtime/actions/outbox.py): runs in flight per tenant, batch size, hold.
     coalescing: Coalescing = field(default_factory=Coalescing)
 
@@ -69,6 +72,7 @@ class DispatchSettings:
             sweep_interval=_number(env, "PRESSROOM_SWEEP_SECONDS", 10.0),
             lease_seconds=max(1.0, _number(env, "PRESSROOM_LEASE_SECONDS", 30.0)),
             queue_concurrency=max(1, int(_number(env, "PRESSROOM_QUEUE_CONCURRENCY", 4))),
+            shutdown_grace_seconds=_number(env, "PRESSROOM_SHUTDOWN_GRACE_SECONDS", 25.0),
             coalescing=Coalescing(
                 in_flight=max(1, int(_number(env, "PRESSROOM_PUBLISH_RUNS_IN_FLIGHT", 1))),
                 batch_max=max(1, int(_number(env, "PRESSROOM_PUBLISH_BATCH_MAX", 50))),

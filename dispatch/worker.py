@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import os
 from collections import Counter, OrderedDict
-from typing import Any
+from collections.abc import Coroutine
+from typing import Any, TypeVar
 from uuid import UUID
 
 import structlog
@@ -25,6 +26,7 @@ from prefect.client.schemas.filters import (
 from prefect.client.schemas.objects import FlowRun, StateType
 from prefect.client.schemas.responses import SetStateStatus
 from prefect.context import AsyncClientContext, SyncClientContext
+from prefect.settings import PREFECT_API_URL, temporary_settings
 from prefect.flow_engine import run_flow_async
 from prefect.states import Completed, Failed, Pending, Scheduled, State
 
@@ -39,6 +41,7 @@ from tenant_runtime.ids import utcnow
 from tenant_runtime.workspace import WorkspaceFactory, list_tenants
 
 log = structlog.get_logger("pressroom.worker")
+T = TypeVar("T")
 
 
 class RuntimeWorker:
@@ -71,17 +74,21 @@ class RuntimeWorker:
         Inside Prefect's client contexts, so every flow run reuses one API client of
         each kind instead of building two (and their SSL contexts) per run.
         """
-        with SyncClientContext.get_or_create():
-            async with AsyncClientContext.get_or_create():
-                await self._run(stop)
+        # The engine's clients talk to this worker's server, whatever the process environment says.
+        with temporary_settings(updates={PREFECT_API_URL: self.settings.api_url}):
+            if not await _until(stop, self._start(stop)):
+                return
+            # Entered once the server has answered: entering checks its API version.
+            with SyncClientContext.get_or_create():
+                async with AsyncClientContext.get_or_create():
+                    await self._loop(stop)
 
-    async def _run(self, stop: asyncio.Event) -> None:
-        if not await self._start(stop):
-            return
+    async def _loop(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
             try:
-                started = await self.poll_once()
-                await self._maybe_sweep()
+                # A call stuck on an unreachable server must not keep a stopping worker alive.
+                started = await _until(stop, self.poll_once()) or 0
+                await _until(stop, self._maybe_sweep())
             except Exception as exc:  # the server may be restarting: keep polling
                 log.warning("worker.poll_failed", error=str(exc) or type(exc).__name__)
                 started = 0
@@ -90,7 +97,7 @@ class RuntimeWorker:
                     await asyncio.wait_for(stop.wait(), timeout=self.settings.poll_interval)
                 except TimeoutError:
                     pass
-        await self.drain()
+        await self.drain(self.settings.shutdown_grace_seconds)
 
     async def _start(self, stop: asyncio.Event) -> bool:
         """Register deployments and queues, reclaim orphaned runs; False if stopped first."""
@@ -112,9 +119,22 @@ class RuntimeWorker:
         tenants = list_tenants(self.factory.settings)
         return [t for t in tenants if self.serves(t)]
 
-    async def drain(self) -> None:
-        if self._running:
-            await asyncio.gather(*self._running.values(), return_exceptions=True)
+    async def drain(self, grace: float | None = None) -> None:
+        """Let running flows finish; after ``grace`` seconds cancel the rest.
+
+        A cancelled run stays Running in Prefect with its lease unrenewed: the next
+        worker's start-up reclaim or any sweeper resumes it, and its finished steps
+        come back from the cache.
+        """
+        if not self._running:
+            return
+        tasks = list(self._running.values())
+        _, pending = await asyncio.wait(tasks, timeout=grace)
+        if pending:
+            log.warning("worker.shutdown_cancelled_runs", runs=len(pending), grace_seconds=grace)
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
 
     async def poll_once(self) -> int:
         """Claim due runs up to the free concurrency; returns how many started."""
@@ -284,6 +304,21 @@ class RuntimeWorker:
             log.warning("worker.reclaimed", tenant=tenant, run_id=str(flow_run.id))
             reclaimed += 1
         return reclaimed
+
+
+async def _until(stop: asyncio.Event, work: Coroutine[Any, Any, T]) -> T | None:
+    """``work``'s result, or None (and ``work`` cancelled) if ``stop`` is set first."""
+    task = asyncio.ensure_future(work)
+    stopped = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait([task, stopped], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopped.cancel()
+    if task.done():
+        return task.result()
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    return None
 
 
 def _round_robin(runs: list[FlowRun]) -> list[FlowRun]:
