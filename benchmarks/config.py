@@ -64,16 +64,16 @@ class Profile:
     def quick(cls) -> Profile:
         return cls(
             name="quick",
-            ack_tenants=20, ack_clients=50, ack_rate=4.0, ack_paced_seconds=6, ack_rounds=2,
+            ack_tenants=20, ack_clients=50, ack_rate=4.0, ack_paced_seconds=4, ack_rounds=2,
             ack_saturated_per_round=50, ack_saturated_rounds=1,
             visible_samples=10,
             materialized_samples=2,
-            throughput_tenants=20, throughput_window=20, throughput_baseline_window=20, throughput_segments=1,
+            throughput_tenants=20, throughput_window=15, throughput_baseline_window=15, throughput_segments=1,
             fairness_flood=100, fairness_samples=2, fairness_timeout=60,
-            idle_tenants=100, idle_window=10, idle_restart=False,
-            backlog_runs=1_000, backlog_window=10, backlog_due_runs=100, backlog_sqlite=False,
+            idle_tenants=100, idle_window=6, idle_restart=False,
+            backlog_runs=1_000, backlog_window=5, backlog_due_runs=100, backlog_sqlite=False,
             backlog_sqlite_runs=0, backlog_create_budget=120,
-            profile_seconds=10, profile_inline=True,
+            profile_seconds=6, profile_inline=True,
         )
 
     @classmethod

@@ -72,7 +72,11 @@ class Outbox:
         return out
 
     def status_counts(self, tenants: Iterable[str]) -> tuple[Counter[str], int]:
-        """Operations by status across ``tenants``, and how many are still unsent."""
+        """Operations by status across ``tenants``, and how many are still unsent.
+
+        Publishes waiting, by design, for their tenant's publish run to finish (to be coalesced
+        into the next batch: no ``batch_id`` yet) are not counted as unsent.
+        """
         counts: Counter[str] = Counter()
         unsent = 0
         for tenant in tenants:
@@ -81,6 +85,7 @@ class Outbox:
                     counts[status] += n
                 unsent += conn.execute(
                     "SELECT count(*) FROM operation WHERE sent_at IS NULL AND status IN ('queued', 'scheduled')"
+                    " AND NOT (kind = 'publish' AND batch_id IS NULL)"
                 ).fetchone()[0]
         return counts, unsent
 
