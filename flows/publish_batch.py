@@ -12,6 +12,8 @@ rest are delivered.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from prefect import flow, task
@@ -22,51 +24,53 @@ from flows.publish_document import purge, render_home
 from flows.runtime import webhook_sender, workspace
 from flows.steps import run_each
 from tenant_runtime import delivery, public_records, search, webhooks
+from tenant_runtime.workspace import Workspace
 
 # (operation id, document id, version)
 Entry = tuple[str, str, int]
 
 
+async def _each(step: str, tenant: str, entries: list[Entry],
+                call: Callable[[Workspace, str, str, int], Any]) -> tuple[dict[str, Any], dict[str, dict[str, str]]]:
+    """``call(ws, operation, document, version)`` for every entry, as one step (see ``run_each``)."""
+    ws = workspace(tenant)
+    return await run_each(step, tenant, [(op, partial(call, ws, op, d, v)) for op, d, v in entries])
+
+
 @task(name="verify", **RETRY_IO, **CACHE_BY_STEP)
 async def verify_all(tenant: str, operation_id: str, entries: list[Entry]) -> dict[str, Any]:
     """Which versions are still the ones that should be public."""
-    ws = workspace(tenant)
-    done, failed = await run_each("verify", tenant, [
-        (op, lambda d=d, v=v: delivery.check_publish(ws, d, v)) for op, d, v in entries])
+    done, failed = await _each("verify", tenant, entries,
+                               lambda ws, op, d, v: delivery.check_publish(ws, d, v))
     return {"status": done, "failed": failed}
 
 
 @task(name="render_page", **RETRY_IO, **CACHE_BY_STEP)
 async def render_pages(tenant: str, operation_id: str, entries: list[Entry]) -> dict[str, Any]:
-    ws = workspace(tenant)
-    done, failed = await run_each("render_page", tenant, [
-        (op, lambda d=d, v=v, op=op: delivery.render_document_page(ws, d, v, op)) for op, d, v in entries])
+    done, failed = await _each("render_page", tenant, entries,
+                               lambda ws, op, d, v: delivery.render_document_page(ws, d, v, op))
     return {"tags": sorted({t for rendered in done.values() for t in rendered.tags}), "failed": failed}
 
 
 @task(name="public_record", **RETRY_IO, **CACHE_BY_STEP)
 async def public_record_all(tenant: str, operation_id: str, entries: list[Entry]) -> dict[str, Any]:
-    ws = workspace(tenant)
-    done, failed = await run_each("public_record", tenant, [
-        (op, lambda d=d, v=v, op=op: public_records.write_public_record(ws, d, v, op)) for op, d, v in entries])
+    done, failed = await _each("public_record", tenant, entries,
+                               lambda ws, op, d, v: public_records.write_public_record(ws, d, v, op))
     return {"tags": sorted({t for stored in done.values() for t in stored.tags}), "failed": failed}
 
 
 @task(name="index_search", **RETRY_IO, **CACHE_BY_STEP)
 async def index_search_all(tenant: str, operation_id: str, entries: list[Entry]) -> dict[str, Any]:
-    ws = workspace(tenant)
-    done, failed = await run_each("index_search", tenant, [
-        (op, lambda d=d, v=v: search.index_document(ws, d, v)) for op, d, v in entries])
+    done, failed = await _each("index_search", tenant, entries,
+                               lambda ws, op, d, v: search.index_document(ws, d, v))
     return {"changed": sum(1 for changed in done.values() if changed), "failed": failed}
 
 
 @task(name="notify_plugins", **RETRY_IO, **CACHE_BY_STEP)
 async def notify_plugins_all(tenant: str, operation_id: str, entries: list[Entry]) -> dict[str, Any]:
     """after_publish webhooks per operation; an endpoint acknowledges each operation once."""
-    ws = workspace(tenant)
-    done, failed = await run_each("notify_plugins", tenant, [
-        (op, lambda d=d, v=v, op=op: webhooks.deliver_after_publish(ws, webhook_sender(), op, d, v))
-        for op, d, v in entries])
+    done, failed = await _each("notify_plugins", tenant, entries,
+                               lambda ws, op, d, v: webhooks.deliver_after_publish(ws, webhook_sender(), op, d, v))
     return {"delivered": sum(n.get("delivered", 0) for n in done.values()), "failed": failed}
 
 

@@ -64,7 +64,7 @@ async def run(bench: Bench) -> dict[str, Any]:
         await asyncio.sleep(0.1)
     flood_sent_s = time.monotonic() - t0 - flood_ack_s
     bench.log(f"  flood acked in {flood_ack_s:.1f} s, A delivering {flood_sent_s:.1f} s later; "
-              f"A: {dict(counts)}, {unsent} waiting in its outbox")
+              f"A: {dict(counts)} (queued ones wait in its outbox to be coalesced), {unsent} grouped, not yet sent")
 
     a_backlog: list[int] = []
     for _ in range(p.fairness_samples):
