@@ -21,8 +21,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import httpx
-
+from control_plane.stack import wait_healthy
 from dispatch.prefect_server import (
     PostgresHandle,
     PrefectServerHandle,
@@ -176,16 +175,7 @@ class BenchStack:
                 raise RuntimeError(f"{child.name} exited ({child.process.returncode}); see {child.log_path}")
 
     def wait_http(self, url: str, name: str, timeout: float = 90) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            self.check_alive()
-            try:
-                if httpx.get(url, timeout=2).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
-        raise RuntimeError(f"{name} did not become healthy at {url} within {timeout:.0f} s")
+        wait_healthy(url, name, timeout, self.check_alive)
 
     def pids(self) -> dict[str, int | None]:
         """Roots of the process trees whose CPU the suites report."""

@@ -28,6 +28,19 @@ EXAMPLE_TENANT = "example"
 PREFECT_PORT = 4200
 
 
+def wait_healthy(url: str, name: str, timeout: float, check_alive: Callable[[], None]) -> None:
+    """Poll ``url`` until it answers 200; ``check_alive`` raises if a process it waits on has died."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        check_alive()
+        try:
+            if httpx.get(url, timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"{name} did not become healthy at {url} within {timeout:.0f} s")
+
 @dataclass
 class Stack:
     settings: Settings
@@ -167,24 +180,16 @@ class Stack:
         progress("  seeding is still running; the site fills in as it finishes")
 
     def _wait_http(self, url: str, name: str, timeout: float = 60) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            for proc_name, proc in self.processes.items():
-                if proc.poll() is not None:
-                    raise RuntimeError(f"{proc_name} exited ({proc.returncode}); see {self.data_dir}/logs/{proc_name}.log")
-            try:
-                if httpx.get(url, timeout=2).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
-        raise RuntimeError(f"{name} did not become healthy at {url}")
+        wait_healthy(url, name, timeout, self._check_alive)
+
+    def _check_alive(self) -> None:
+        for proc_name, proc in self.processes.items():
+            if proc.poll() is not None:
+                raise RuntimeError(f"{proc_name} exited ({proc.returncode}); see {self.data_dir}/logs/{proc_name}.log")
 
     def wait(self) -> None:
         while True:
-            for name, proc in self.processes.items():
-                if proc.poll() is not None:
-                    raise RuntimeError(f"{name} exited ({proc.returncode}); see {self.data_dir}/logs/{name}.log")
+            self._check_alive()
             time.sleep(1)
 
     def stop(self) -> None:

@@ -13,15 +13,14 @@ from typing import Any
 from sqlmodel import Session
 
 from dispatch.settings import DispatchSettings
+from tenant_runtime import queries
 from tenant_runtime.actions import operations as ops
 from tenant_runtime.actions.outbox import BATCH_FLOW
 from tenant_runtime.errors import ClaimRejected
 from tenant_runtime.ids import utcnow
 from tenant_runtime.operation_states import SUCCEEDED, SUPERSEDED, TERMINAL
-from tenant_runtime import queries
 from tenant_runtime.queries import get_operation
 from tenant_runtime.workspace import WorkspaceFactory
-from tenant_runtime.workspace.models import Operation
 
 # The run parameters the claim compares with the operation's own record.
 CLAIMED_PARAMETERS = ("tenant", "operation_id", "document_id", "version", "documents")
@@ -56,10 +55,8 @@ class OperationSync:
         claimed = []
         with self.factory.open(tenant).transaction() as tx:
             for operation_id, expected in members_of(flow_name, parameters):
-                if batch_id is not None and get_or_reject(tx, operation_id).batch_id != batch_id:
-                    raise ClaimRejected("The operation is not a member of this batch.",
-                                        details={"operation_id": operation_id, "batch_id": batch_id})
-                if ops.claim(tx, operation_id, flow_run_id=flow_run_id, expected=expected) is not None:
+                if ops.claim(tx, operation_id, flow_run_id=flow_run_id, expected=expected,
+                             batch_id=batch_id) is not None:
                     claimed.append(operation_id)
         return claimed
 
@@ -70,8 +67,9 @@ class OperationSync:
                     for operation_id, outcome in outcomes.items()}
 
     def _settle_one(self, tx: Session, operation_id: str, outcome: dict[str, Any]) -> str:
-        if get_operation(tx, operation_id).status in TERMINAL:
-            return get_operation(tx, operation_id).status
+        operation = get_operation(tx, operation_id)
+        if operation.status in TERMINAL:
+            return operation.status
         if outcome["ok"] and outcome["outcome"] == "failed":
             return ops.fail(tx, operation_id, step=outcome.get("step"), error_code=str(outcome.get("code")),
                             error_message=str(outcome.get("message") or ""), max_retries=0,
@@ -79,7 +77,6 @@ class OperationSync:
         if outcome["ok"]:
             status = SUPERSEDED if outcome["outcome"] == "superseded" else SUCCEEDED
             return ops.finish(tx, operation_id, status).status
-        operation = get_operation(tx, operation_id)
         delay = self.settings.backoff(operation.retries + 1)
         return ops.fail(
             tx,
@@ -104,13 +101,6 @@ class OperationSync:
             stale = [(op.id, op.flow_run_id) for op in ops.stale_deliveries(tx, self.settings.lease_seconds)
                      if op.flow_run_id]
             return stale, queries.has_pending_delivery(tx)
-
-
-def get_or_reject(tx: Session, operation_id: str) -> Operation:
-    operation = tx.get(Operation, operation_id)
-    if operation is None:
-        raise ClaimRejected("No such operation in this tenant.", details={"operation_id": operation_id})
-    return operation
 
 
 def member_outcomes(claimed: list[str], outcome: dict[str, Any], result: Any) -> dict[str, dict[str, Any]]:

@@ -18,7 +18,7 @@ import structlog
 from dispatch.prefect_api import PrefectGateway
 from tenant_runtime import queries
 from tenant_runtime.actions.operations import mark_send_failed, mark_sent
-from tenant_runtime.actions.outbox import Send, plan_sends
+from tenant_runtime.actions.outbox import Send, group_waiting_publishes, list_sends, may_group
 from tenant_runtime.errors import NotFound
 from tenant_runtime.workspace import Workspace, WorkspaceFactory
 
@@ -55,11 +55,16 @@ class Relay:
                 return 0
 
             def plan() -> list[Send]:
+                # Reads first: the write lock is taken only when waiting publishes can be grouped.
                 with ws.reader() as tx:
                     if not queries.has_unsent(tx):
-                        return []  # the common case takes no write lock
-                with ws.transaction() as tx:
-                    return plan_sends(tx, tenant, self.coalescing)
+                        return []
+                    grouping = may_group(tx, self.coalescing)
+                if grouping:
+                    with ws.transaction() as tx:
+                        group_waiting_publishes(tx, self.coalescing)
+                with ws.reader() as tx:
+                    return list_sends(tx, tenant)
 
             sent = 0
             for send in await asyncio.to_thread(plan):

@@ -26,8 +26,8 @@ from prefect.client.schemas.filters import (
 from prefect.client.schemas.objects import FlowRun, StateType
 from prefect.client.schemas.responses import SetStateStatus
 from prefect.context import AsyncClientContext, SyncClientContext
-from prefect.settings import PREFECT_API_URL, temporary_settings
 from prefect.flow_engine import run_flow_async
+from prefect.settings import PREFECT_API_URL, temporary_settings
 from prefect.states import Completed, Failed, Pending, Scheduled, State
 
 from dispatch.operation_sync import OperationSync, member_outcomes

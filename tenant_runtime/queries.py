@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlmodel import Session, col, select
 
 from tenant_runtime.errors import BadRequest, NotFound
@@ -72,33 +74,25 @@ def list_operations(tx: Session, *, status: str | None = None, limit: int = 100,
     return list(tx.exec(query.offset(offset).limit(limit)))
 
 
+def _unsent() -> Any:
+    """Outbox entries whose flow run has not been created (or, for a retry, rescheduled) yet."""
+    return col(Operation.sent_at).is_(None) & col(Operation.status).in_(["queued", "scheduled", "failed"])
+
+
 def unsent_operations(tx: Session, limit: int = 100) -> list[Operation]:
     """Outbox entries whose flow run has not been created yet."""
-    return list(
-        tx.exec(
-            select(Operation)
-            .where(col(Operation.sent_at).is_(None), col(Operation.status).in_(["queued", "scheduled", "failed"]))
-            .order_by(col(Operation.created_at))
-            .limit(limit)
-        )
-    )
+    return list(tx.exec(select(Operation).where(_unsent()).order_by(col(Operation.created_at)).limit(limit)))
 
 
 def has_pending_delivery(tx: Session) -> bool:
     """Anything unsent (waiting in the outbox) or being delivered: the sweeper must look again."""
     return tx.exec(
-        select(Operation.id).where(
-            col(Operation.sent_at).is_(None) & col(Operation.status).in_(["queued", "scheduled", "failed"])
-            | (Operation.status == "delivering")
-        ).limit(1)
+        select(Operation.id).where(_unsent() | (Operation.status == "delivering")).limit(1)
     ).first() is not None
 
 
 def has_unsent(tx: Session) -> bool:
-    return tx.exec(
-        select(Operation.id).where(col(Operation.sent_at).is_(None),
-                                   col(Operation.status).in_(["queued", "scheduled", "failed"])).limit(1)
-    ).first() is not None
+    return tx.exec(select(Operation.id).where(_unsent()).limit(1)).first() is not None
 
 
 def attempts_for(tx: Session, operation_id: str) -> list[Attempt]:

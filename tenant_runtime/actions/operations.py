@@ -84,17 +84,22 @@ def mark_send_failed(tx: Session, operation_id: str, error: str) -> None:
     tx.add(operation)
 
 
-def claim(tx: Session, operation_id: str, *, flow_run_id: str, expected: dict[str, Any]) -> Attempt | None:
+def claim(tx: Session, operation_id: str, *, flow_run_id: str, expected: dict[str, Any],
+          batch_id: str | None = None) -> Attempt | None:
     """Start an attempt if the run matches its operation; otherwise ClaimRejected.
 
     The run's own parameters must agree with what the operation recorded at
-    commit time, so a run pointed at the wrong tenant or version writes nothing.
+    commit time (and, for a publish batch, name it as the operation's batch), so a
+    run pointed at the wrong tenant or version writes nothing.
     Returns None when the operation is already finished or cancelled: the run
     is stale (a rescheduled or replayed operation) and ends as a no-op.
     """
     operation = tx.get(Operation, operation_id)
     if operation is None:
         raise ClaimRejected("No such operation in this tenant.", details={"operation_id": operation_id})
+    if batch_id is not None and operation.batch_id != batch_id:
+        raise ClaimRejected("The operation is not a member of this batch.",
+                            details={"operation_id": operation_id, "batch_id": batch_id})
     mismatched = {k: v for k, v in expected.items() if operation.parameters.get(k) != v}
     if mismatched:
         raise ClaimRejected(

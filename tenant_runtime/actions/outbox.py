@@ -113,14 +113,24 @@ def _waiting_publishes(tx: Session, limit: int) -> list[Operation]:
     ))
 
 
+def _overdue(operation: Operation, policy: Coalescing) -> bool:
+    return utcnow() - as_utc(operation.created_at) >= timedelta(seconds=policy.hold_seconds)
+
+
+def may_group(tx: Session, policy: Coalescing) -> bool:
+    """Would ``group_waiting_publishes`` group anything now? A read, so the common case (publishes
+    waiting behind a busy run) takes no write lock on the tenant's database."""
+    oldest = _waiting_publishes(tx, 1)
+    return bool(oldest) and (_overdue(oldest[0], policy) or busy_publish_runs(tx) < policy.in_flight)
+
+
 def group_waiting_publishes(tx: Session, policy: Coalescing) -> int:
     """Put waiting publishes into send groups while the tenant has room; returns how many groups."""
     busy = busy_publish_runs(tx)
     waiting = _waiting_publishes(tx, policy.batch_max * max(1, policy.in_flight))
     groups = 0
     while waiting:
-        overdue = utcnow() - as_utc(waiting[0].created_at) >= timedelta(seconds=policy.hold_seconds)
-        if busy >= policy.in_flight and not overdue:
+        if busy >= policy.in_flight and not _overdue(waiting[0], policy):
             break
         group, waiting = waiting[: policy.batch_max], waiting[policy.batch_max:]
         batch_id = group[0].id if len(group) == 1 else new_id("bat")
@@ -135,6 +145,11 @@ def group_waiting_publishes(tx: Session, policy: Coalescing) -> int:
 def plan_sends(tx: Session, tenant: str, policy: Coalescing, limit: int = 200) -> list[Send]:
     """Group what is waiting, then list every run to create or reschedule, in outbox order."""
     group_waiting_publishes(tx, policy)
+    return list_sends(tx, tenant, limit)
+
+
+def list_sends(tx: Session, tenant: str, limit: int = 200) -> list[Send]:
+    """Every run to create or reschedule for what is unsent and grouped, in outbox order (a read)."""
     sends: list[Send] = []
     by_run: dict[str, Send] = {}
     batches: set[str] = set()

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from tenant_runtime.actions import operations as ops
 from tenant_runtime.actions.documents import create_document
-from tenant_runtime.actions.outbox import Coalescing, Send, plan_sends
+from tenant_runtime.actions.outbox import Coalescing, Send, may_group, plan_sends
 from tenant_runtime.actions.publishing import publish_document, unpublish_document
 from tenant_runtime.ids import utcnow
 from tenant_runtime.queries import get_operation
@@ -161,3 +161,14 @@ def _plan_and_send_two(ws: Workspace) -> tuple[Send, Send]:
         _sent(ws, send, f"run-{n + 1}")
         sends.append(send)
     return sends[0], sends[1]
+
+
+def test_may_group_reads_whether_grouping_would_do_anything(workspace: Workspace) -> None:
+    _plan_and_send_two(workspace)
+    late = _publish(workspace, "late")
+    with workspace.reader() as tx:
+        assert not may_group(tx, POLICY)  # the tenant's runs are busy: nothing to write
+    with workspace.transaction() as tx:
+        get_operation(tx, late.id).created_at = utcnow() - timedelta(seconds=61)
+    with workspace.reader() as tx:
+        assert may_group(tx, POLICY)  # overdue: grouping goes ahead anyway
