@@ -1,6 +1,6 @@
 """The benchmark's own Pressroom stack: every server on 127.0.0.1, on free ports, in a temp dir.
 
-Assembled from the same pieces as ``control_plane.stack.Stack`` (embedded
+Assembled from the same pieces as ``control_plane.local.stack.Stack`` (embedded
 PostgreSQL, ``prefect server start``, ``python -m control_plane.cli
 serve|site|worker``) but with each process started and stopped on its own, so
 suites can run without the runtime worker, run Prefect's process worker next
@@ -21,14 +21,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from control_plane.stack import wait_healthy
-from dispatch.prefect_server import (
+from control_plane.local import (
     PostgresHandle,
     PrefectServerHandle,
     free_port,
     prefect_env,
     start_embedded_postgres,
     start_prefect_server,
+    wait_healthy,
 )
 
 REPO = Path(__file__).resolve().parent.parent
@@ -76,10 +76,6 @@ class BenchStack:
     postgres: PostgresHandle | None = None
     prefect: PrefectServerHandle | None = None
     children: dict[str, Child] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        # PostgreSQL runs as an unprivileged user when we are root: it must be able to enter the dir.
-        self.root.chmod(0o755)
 
     @property
     def data_dir(self) -> Path:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
 from typing import Annotated
@@ -37,32 +36,21 @@ def _logging(settings) -> None:  # type: ignore[no-untyped-def]
 @app.command()
 def up(
     seed: Annotated[bool, typer.Option(help="Create and seed the example tenant.")] = True,
-    wait: Annotated[bool, typer.Option(help="Keep running until Ctrl-C.")] = True,
+    wait: Annotated[bool, typer.Option(help="Keep running (supervised) until stopped; --no-wait stops again "
+                                            "once everything is up, a smoke check.")] = True,
 ) -> None:
-    """Start the whole local stack (Prefect + UI, control plane, site server, worker) and seed `example`."""
-    from control_plane.stack import Stack
+    """Start the whole local stack (Prefect + UI, control plane, site, worker), supervised; seed `example`.
 
-    def interrupt(*_: object) -> None:
-        raise KeyboardInterrupt
+    A crashed service is restarted; SIGTERM, SIGINT, SIGHUP or SIGQUIT stop everything and exit 0.
+    """
+    from control_plane.local.stack import Stack
 
-    signal.signal(signal.SIGTERM, interrupt)
-    stack = Stack.from_env()
     try:
-        credentials = stack.start(seed=seed, progress=console.print)
-        console.print_json(json.dumps(credentials))
-        console.print(
-            f"\n[bold]Pressroom is up.[/bold]\n  dashboard / API  {credentials['dashboard_url']}\n"
-            f"  public site      {credentials['site_url']}\n  Prefect UI       {credentials['prefect_ui_url']}\n"
-            f"  credentials      {stack.credentials_path}\nPress Ctrl-C to stop."
-        )
-        if wait:
-            stack.wait()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        if wait:
-            console.print("Stopping…")
-            stack.stop()
+        stack = Stack.from_env()
+    except ValueError as exc:
+        console.print(f"error: {exc}", markup=False)
+        raise typer.Exit(2) from None
+    raise typer.Exit(stack.run(seed=seed, stay=wait))
 
 
 @app.command()

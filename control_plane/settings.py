@@ -48,6 +48,7 @@ class ControlPlaneSettings:
     port: int = 8000
     site_host: str = "127.0.0.1"
     site_port: int = 8080
+    prefect_port: int = 4200  # the local Prefect server of `pressroom up`
     operator_token: str | None = field(default=None, repr=False)
     max_body_bytes: int = 2_000_000
     default_publishes_per_hour: int = 600
@@ -73,6 +74,7 @@ class ControlPlaneSettings:
             port=_port(env, "PRESSROOM_PORT", 8000),
             site_host=env.get("PRESSROOM_SITE_HOST", "127.0.0.1"),
             site_port=_port(env, "PRESSROOM_SITE_PORT", 8080),
+            prefect_port=_port(env, "PRESSROOM_PREFECT_PORT", 4200),
             operator_token=env.get("PRESSROOM_OPERATOR_TOKEN") or None,
             max_body_bytes=int(env.get("PRESSROOM_MAX_BODY_BYTES", "2000000")),
             default_publishes_per_hour=int(quota),

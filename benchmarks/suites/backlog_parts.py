@@ -18,7 +18,7 @@ from prefect.exceptions import ObjectNotFound
 from benchmarks import prefect_side
 from benchmarks.pressroom_api import Tenant
 from benchmarks.runner import Bench
-from dispatch.prefect_server import start_prefect_server
+from control_plane.local import start_prefect_server
 from tenant_runtime.ids import utcnow
 
 CLIENTS = 8

@@ -30,9 +30,9 @@ from sqlmodel import Session, func, select
 
 from control_plane.db.models import ApiToken
 from control_plane.db.models import Tenant as TenantRow
+from control_plane.local import PrefectServerHandle
 from control_plane.services import content
 from control_plane.services.commands import Command
-from dispatch.prefect_server import PrefectServerHandle
 from tenant_runtime.errors import Forbidden
 from tenant_runtime.workspace import ROLE_PERMISSIONS
 from tests.fixtures.footprint import footprint

@@ -11,7 +11,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from dispatch.prefect_server import PrefectServerHandle, ensure_external_database, free_port, start_prefect_server
+from control_plane.local import PrefectServerHandle, ensure_external_database, free_port, start_prefect_server
 from flows.probes import PROBES
 from tests.fixtures.stack import build_pressroom
 

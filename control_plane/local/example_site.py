@@ -1,0 +1,72 @@
+"""The example tenant ``pressroom up`` creates and seeds on its first run, through the public APIs."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import httpx
+
+from control_plane.local.errors import LocalServerError
+
+__all__ = ["EXAMPLE_TENANT", "ensure_example_tenant"]
+
+EXAMPLE_TENANT = "example"
+_SEED_WAIT_S = 120.0
+
+
+def ensure_example_tenant(
+    api: str,
+    operator_token: str,
+    tenant_token: str | None,
+    *,
+    say: Callable[[str], None],
+    pause: Callable[[float], None],
+) -> str:
+    """Create tenant ``example`` (seeding it on creation) and return a working owner token for it.
+
+    ``pause`` waits while the caller keeps supervising; it raises when the stack must stop.
+    """
+    ops = {"Authorization": f"Bearer {operator_token}"}
+    with httpx.Client(base_url=api, timeout=30) as http:
+        created = http.post("/ops/tenants", json={"slug": EXAMPLE_TENANT, "name": "Example site"}, headers=ops)
+        if created.status_code not in (201, 409):
+            raise LocalServerError(f"could not create the example tenant: {created.status_code} {created.text}")
+        if tenant_token is not None:
+            check = http.get(f"/api/tenants/{EXAMPLE_TENANT}/documents",
+                             headers={"Authorization": f"Bearer {tenant_token}"})
+            if check.status_code != 200:
+                tenant_token = None
+        if tenant_token is None:
+            issued = http.post(f"/ops/tenants/{EXAMPLE_TENANT}/tokens", json={"role": "owner"}, headers=ops)
+            issued.raise_for_status()
+            tenant_token = str(issued.json()["token"])
+        if created.status_code == 201:
+            say("seeding the example site through the seed_example_site flow…")
+            http.post(f"/ops/tenants/{EXAMPLE_TENANT}/seed", headers=ops).raise_for_status()
+            _wait_operations(http, tenant_token, say, pause)
+        else:
+            say("example tenant exists: reusing its data")
+    return tenant_token
+
+
+def _wait_operations(http: httpx.Client, token: str, say: Callable[[str], None],
+                     pause: Callable[[float], None]) -> None:
+    deadline = time.monotonic() + _SEED_WAIT_S
+    last = ""
+    while time.monotonic() < deadline:
+        ops = http.get(f"/api/tenants/{EXAMPLE_TENANT}/operations",
+                       headers={"Authorization": f"Bearer {token}"}).json()
+        counts: dict[str, int] = {}
+        for op in ops:
+            counts[op["status"]] = counts.get(op["status"], 0) + 1
+        line = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+        if line != last:
+            say(f"  operations: {line}")
+            last = line
+        if len(ops) > 1 and all(op["status"] in ("succeeded", "superseded") for op in ops):
+            return
+        if any(op["status"] == "dead" for op in ops):
+            raise LocalServerError("seeding failed: an operation is dead; see data/logs/worker.log")
+        pause(0.5)
+    say("  seeding is still running; the site fills in as it finishes")
