@@ -73,7 +73,7 @@ async def ensure_deployments(c: PrefectClient) -> BenchDeployments:
     )
     process = await c.create_deployment(
         flow_id=await c.create_flow_from_name(publish_document.name), name="bench-process",
-        work_pool_name=PROCESS_POOL, entrypoint="flows/publish_document.py:publish_document",
+        work_pool_name=PROCESS_POOL, entrypoint="flows/publish.py:publish_document",
         enforce_parameter_schema=False, job_variables={"working_dir": str(REPO)},
     )
     return BenchDeployments(noop=noop, process_publish=process)

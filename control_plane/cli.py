@@ -88,7 +88,7 @@ def worker(
     tenant: Annotated[list[str] | None, typer.Option("--tenant", help="Serve only these tenants.")] = None,
 ) -> None:
     """Run a runtime worker: executes flow runs of tenant queues in this process."""
-    from dispatch.prefect_api import PrefectGateway
+    from dispatch.prefect_gateway import PrefectGateway
     from dispatch.worker import RuntimeWorker
     from flows import runtime
     from tenant_runtime.workspace import WorkspaceFactory

@@ -134,11 +134,12 @@ def describe(tenant: str, operation_id: str,
 
 async def _read_run(services: Services, flow_run_id: str) -> dict[str, Any] | None:
     try:
-        client = await services.gateway._ready()
-        run = await client.read_flow_run(flow_run_id)
-        return {"id": str(run.id), "name": run.name, "state": run.state_name, "work_queue_name": run.work_queue_name,
+        run = await services.gateway.read_run(flow_run_id)
+        if run is None:
+            return {"id": flow_run_id, "name": "?", "state": "unknown to Prefect", "work_queue_name": "?", "tags": []}
+        return {"id": run.id, "name": run.name, "state": run.state_name, "work_queue_name": run.work_queue_name,
                 "tags": list(run.tags), "expected_start_time": run.expected_start_time,
-                "total_run_time": run.total_run_time.total_seconds()}
+                "total_run_time": run.total_run_time_seconds}
     except Exception as exc:
         return {"id": flow_run_id, "name": "?", "state": f"unreachable ({exc})", "work_queue_name": "?", "tags": []}
     finally:

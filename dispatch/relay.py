@@ -11,38 +11,43 @@ sent. Whatever fails stays unsent and the next sweep tries again.
 from __future__ import annotations
 
 import asyncio
-from uuid import UUID
 
 import structlog
 
-from dispatch.prefect_api import PrefectGateway
+from dispatch.prefect_port import PrefectPort, RunRequest
 from tenant_runtime import queries
 from tenant_runtime.actions.operations import mark_send_failed, mark_sent
-from tenant_runtime.actions.outbox import Send, group_waiting_publishes, list_sends, may_group
+from tenant_runtime.actions.outbox import Coalescing, Send, group_waiting_publishes, list_sends, may_group
 from tenant_runtime.errors import NotFound
+from tenant_runtime.workflows import RunParameters
 from tenant_runtime.workspace import Workspace, WorkspaceFactory
 
 log = structlog.get_logger("pressroom.relay")
 
 
-def run_tags(tenant: str, send: Send) -> list[str]:
+def run_tags(tenant: str, send: Send) -> tuple[str, ...]:
+    """``tenant:``, ``op:`` for every operation carried, ``kind:``, and ``batch:`` / ``lane:`` where they apply."""
     operations = send.operations
     tags = [f"tenant:{tenant}", *(f"op:{op.id}" for op in operations), f"kind:{operations[0].kind}"]
     if send.batch_id:
         tags.append(f"batch:{send.batch_id}")
-    lane = operations[0].parameters.get("lane")
+    lane = getattr(send.parameters, "lane", None)
     if lane:
         tags.append(f"lane:{lane}")
-    return tags
+    return tuple(tags)
+
+
+class IdempotencyKeyTaken(RuntimeError):
+    """Prefect holds a run under this key with other parameters: never adopt someone else's run."""
 
 
 class Relay:
     """Sends a tenant's unsent operations to Prefect."""
 
-    def __init__(self, factory: WorkspaceFactory, gateway: PrefectGateway) -> None:
+    def __init__(self, factory: WorkspaceFactory, prefect: PrefectPort, coalescing: Coalescing) -> None:
         self.factory = factory
-        self.gateway = gateway
-        self.coalescing = gateway.settings.coalescing
+        self.prefect = prefect
+        self.coalescing = coalescing
         self._locks: dict[str, asyncio.Lock] = {}
 
     async def relay_tenant(self, tenant: str) -> int:
@@ -53,21 +58,8 @@ class Relay:
                 ws = self.factory.open(tenant)
             except NotFound:
                 return 0
-
-            def plan() -> list[Send]:
-                # Reads first: the write lock is taken only when waiting publishes can be grouped.
-                with ws.reader() as tx:
-                    if not queries.has_unsent(tx):
-                        return []
-                    grouping = may_group(tx, self.coalescing)
-                if grouping:
-                    with ws.transaction() as tx:
-                        group_waiting_publishes(tx, self.coalescing)
-                with ws.reader() as tx:
-                    return list_sends(tx, tenant)
-
             sent = 0
-            for send in await asyncio.to_thread(plan):
+            for send in await asyncio.to_thread(self._plan, ws):
                 ids = [op.id for op in send.operations]
                 bound = log.bind(tenant=tenant, operation_id=ids[0], kind=send.operations[0].kind,
                                  batch_id=send.batch_id, operations=len(ids))
@@ -77,27 +69,37 @@ class Relay:
                     bound.warning("relay.send_failed", error=str(exc) or type(exc).__name__)
                     await asyncio.to_thread(_record_failure, ws, ids, str(exc) or type(exc).__name__)
                     break
-                await asyncio.to_thread(_record_sent, ws, ids, str(flow_run_id))
-                bound.info("relay.sent", run_id=str(flow_run_id))
+                await asyncio.to_thread(_record_sent, ws, ids, flow_run_id)
+                bound.info("relay.sent", run_id=flow_run_id)
                 sent += 1
             return sent
 
-    async def _send(self, tenant: str, send: Send) -> UUID | str:
+    def _plan(self, ws: Workspace) -> list[Send]:
+        # Reads first: the write lock is taken only when waiting publishes can be grouped.
+        with ws.reader() as tx:
+            if not queries.has_unsent(tx):
+                return []
+            grouping = may_group(tx, self.coalescing)
+        if grouping:
+            with ws.transaction() as tx:
+                group_waiting_publishes(tx, self.coalescing)
+        with ws.reader() as tx:
+            return list_sends(tx, ws.tenant)
+
+    async def _send(self, tenant: str, send: Send) -> str:
         if send.flow_run_id is not None:
-            await self.gateway.reschedule(send.flow_run_id, send.when)
+            await self.prefect.reschedule(send.flow_run_id, send.when)
             return send.flow_run_id
-        run_id, parameters = await self.gateway.create_run(
-            tenant=tenant,
-            flow_name=send.flow_name,
-            parameters=send.parameters,
-            idempotency_key=send.idempotency_key,
-            tags=run_tags(tenant, send),
-            scheduled_time=send.when,
-        )
-        if parameters != send.parameters:
-            # Same key, other payload: never silently adopt someone else's run.
-            raise RuntimeError(f"idempotency key {send.idempotency_key} is bound to other parameters")
-        return run_id
+        parameters: RunParameters | None = send.parameters
+        if parameters is None:
+            raise RuntimeError("an unsent operation without a run has no parameters")
+        request = RunRequest(tenant=tenant, workflow=send.workflow, parameters=parameters,
+                             idempotency_key=send.idempotency_key, tags=run_tags(tenant, send),
+                             scheduled_time=send.when)
+        created = await self.prefect.create_run(request)
+        if created.parameters != request.run_parameters:
+            raise IdempotencyKeyTaken(f"idempotency key {send.idempotency_key} is bound to other parameters")
+        return created.id
 
 
 def _record_sent(ws: Workspace, operation_ids: list[str], flow_run_id: str) -> None:
@@ -110,3 +112,6 @@ def _record_failure(ws: Workspace, operation_ids: list[str], error: str) -> None
     with ws.transaction() as tx:
         for operation_id in operation_ids:
             mark_send_failed(tx, operation_id, error)
+
+
+__all__ = ["IdempotencyKeyTaken", "Relay", "run_tags"]

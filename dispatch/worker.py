@@ -16,28 +16,22 @@ from typing import Any, TypeVar
 from uuid import UUID
 
 import structlog
-from prefect.client.schemas.filters import (
-    FlowRunFilter,
-    FlowRunFilterState,
-    FlowRunFilterStateType,
-    WorkPoolFilter,
-    WorkPoolFilterName,
-)
-from prefect.client.schemas.objects import FlowRun, StateType
-from prefect.client.schemas.responses import SetStateStatus
+from prefect.client.schemas.objects import FlowRun
 from prefect.context import AsyncClientContext, SyncClientContext
 from prefect.flow_engine import run_flow_async
 from prefect.settings import PREFECT_API_URL, temporary_settings
-from prefect.states import Completed, Failed, Pending, Scheduled, State
+from prefect.states import State
 
-from dispatch.operation_sync import OperationSync, member_outcomes
-from dispatch.prefect_api import PrefectGateway
+from dispatch.operation_sync import OperationSync
+from dispatch.prefect_gateway import PrefectGateway
+from dispatch.prefect_port import RunState
 from dispatch.relay import Relay
 from dispatch.settings import DispatchSettings
+from dispatch.settlement import read_outcome, verdicts
 from flows import FLOWS
-from flows.steps import StepFailed
 from tenant_runtime.errors import ClaimRejected, NotFound
 from tenant_runtime.ids import utcnow
+from tenant_runtime.workflows import RunParameters, Workflow, parameters_from_run, run_parameters
 from tenant_runtime.workspace import WorkspaceFactory, list_tenants
 
 log = structlog.get_logger("pressroom.worker")
@@ -59,7 +53,7 @@ class RuntimeWorker:
         self.factory = factory
         self.gateway = gateway
         self.tenants = tenants
-        self.relay = Relay(factory, gateway)
+        self.relay = Relay(factory, gateway, settings.coalescing)
         self.sync = OperationSync(factory, settings)
         self._running: dict[UUID, asyncio.Task[None]] = {}
         self._last_sweep = 0.0
@@ -141,13 +135,9 @@ class RuntimeWorker:
         free = self.settings.concurrency - len(self._running)
         if free <= 0:
             return 0
-        client = await self.gateway._ready()
         queue_names = sorted(self.settings.queue_for(t) for t in self.tenants) if self.tenants else None
-        responses = await client.get_scheduled_flow_runs_for_work_pool(
-            work_pool_name=self.settings.work_pool, work_queue_names=queue_names, scheduled_before=utcnow()
-        )
         started = 0
-        for flow_run in _round_robin([r.flow_run for r in responses]):
+        for flow_run in _round_robin(await self.gateway.due_runs(queue_names)):
             if started >= free:
                 break
             if flow_run.id in self._running:
@@ -162,43 +152,39 @@ class RuntimeWorker:
 
     async def _take(self, flow_run_id: UUID) -> bool:
         """Scheduled → Pending; another worker or a queue limit may say no."""
-        client = await self.gateway._ready()
-        result = await client.set_flow_run_state(flow_run_id, Pending())
-        return result.status == SetStateStatus.ACCEPT
+        return await self.gateway.set_state(flow_run_id, RunState.PENDING)
 
     async def _execute(self, flow_run: FlowRun) -> None:
-        parameters: dict[str, Any] = dict(flow_run.parameters)
-        tenant = str(parameters.get("tenant", ""))
-        operation_id = str(parameters.get("operation_id", ""))
-        bound = log.bind(tenant=tenant, operation_id=operation_id, run_id=str(flow_run.id))
-        client = await self.gateway._ready()
+        run_id = str(flow_run.id)
+        bound = log.bind(run_id=run_id)
         try:
-            flow_name = await self.gateway.flow_name_for(flow_run.deployment_id)
-            claimed = await asyncio.to_thread(self._claim, flow_run, flow_name, tenant, parameters)
+            workflow = await self.gateway.workflow_of(flow_run.deployment_id)
+            parameters = self._decode(flow_run, workflow)
+            bound = bound.bind(tenant=parameters.tenant, operation_id=parameters.operation_id)
+            claimed = await asyncio.to_thread(self._claim, flow_run, workflow, parameters)
         except (ClaimRejected, NotFound) as exc:
             bound.warning("worker.claim_rejected", reason=exc.message, details=exc.details)
-            await client.set_flow_run_state(
-                flow_run.id, Failed(message=f"claim_rejected: {exc.message}"), force=True
-            )
+            await self.gateway.set_state(flow_run.id, RunState.FAILED, message=f"claim_rejected: {exc.message}",
+                                         force=True)
             return
         if not claimed:
             bound.info("worker.stale_run_noop")
-            await client.set_flow_run_state(
-                flow_run.id, Completed(message="no-op: the operation is no longer current"), force=True
-            )
+            await self.gateway.set_state(flow_run.id, RunState.COMPLETED,
+                                         message="no-op: the operation is no longer current", force=True)
             return
-        bound.info("worker.run_started", flow=flow_name, operations=len(claimed))
-        lease = asyncio.create_task(self._renew_lease(tenant, claimed, str(flow_run.id)))
+        tenant = parameters.tenant
+        bound.info("worker.run_started", flow=workflow.value, operations=len(claimed))
+        lease = asyncio.create_task(self._renew_lease(tenant, claimed, run_id))
         try:
             state: State[Any] = await run_flow_async(
-                flow=FLOWS[flow_name], flow_run=flow_run, parameters=parameters, return_type="state"
+                flow=FLOWS[workflow], flow_run=flow_run, parameters=run_parameters(parameters), return_type="state"
             )
         finally:
             lease.cancel()
-        outcome, result = await _state_outcome(state)
-        settled = await asyncio.to_thread(self.sync.settle, tenant, member_outcomes(claimed, outcome, result))
-        bound.info("worker.run_finished", state=state.type.value, statuses=dict(Counter(settled.values())),
-                   **{k: v for k, v in outcome.items() if k not in ("ok", "operations")})
+        result = await state.aresult(raise_on_failure=False)
+        outcome = read_outcome(state.is_completed(), result, state_name=state.type.value, message=state.message)
+        settled = await asyncio.to_thread(self.sync.settle, tenant, verdicts(claimed, outcome))
+        bound.info("worker.run_finished", state=state.type.value, statuses=dict(Counter(settled.values())))
         try:
             await self.relay.relay_tenant(tenant)
         except Exception as exc:
@@ -213,17 +199,23 @@ class RuntimeWorker:
             except Exception as exc:  # a missed beat is tolerated; three in a row lose the lease
                 log.warning("worker.heartbeat_failed", tenant=tenant, run_id=flow_run_id, error=str(exc))
 
-    def _claim(self, flow_run: FlowRun, flow_name: str | None, tenant: str, parameters: dict[str, Any]) -> list[str]:
-        if flow_name is None or flow_name not in FLOWS:
-            raise ClaimRejected("The run is not of a Pressroom flow.", details={"deployment": str(flow_run.deployment_id)})
-        if not tenant or not self.serves(tenant):
+    @staticmethod
+    def _decode(flow_run: FlowRun, workflow: Workflow | None) -> RunParameters:
+        if workflow is None or workflow not in FLOWS:
+            raise ClaimRejected("The run is not of a Pressroom flow.",
+                                details={"deployment": str(flow_run.deployment_id)})
+        return parameters_from_run(workflow, flow_run.parameters)
+
+    def _claim(self, flow_run: FlowRun, workflow: Workflow, parameters: RunParameters) -> list[str]:
+        tenant = parameters.tenant
+        if not self.serves(tenant):
             raise ClaimRejected("This runtime does not serve the run's tenant.", details={"tenant": tenant})
         if flow_run.work_queue_name != self.settings.queue_for(tenant):
             raise ClaimRejected(
                 "The run's queue does not belong to its tenant.",
                 details={"queue": flow_run.work_queue_name, "tenant": tenant},
             )
-        return self.sync.claim(tenant, flow_name, str(flow_run.id), parameters)
+        return self.sync.claim(tenant, workflow, str(flow_run.id), parameters)
 
     async def _maybe_sweep(self) -> None:
         now = asyncio.get_running_loop().time()
@@ -287,20 +279,12 @@ class RuntimeWorker:
         One worker serves each tenant set, so at start-up nothing else can be
         running them; their completed steps come back from the cache.
         """
-        client = await self.gateway._ready()
-        runs = await client.read_flow_runs(
-            flow_run_filter=FlowRunFilter(
-                state=FlowRunFilterState(type=FlowRunFilterStateType(any_=[StateType.RUNNING, StateType.PENDING]))
-            ),
-            work_pool_filter=WorkPoolFilter(name=WorkPoolFilterName(any_=[self.settings.work_pool])),
-            limit=200,
-        )
         reclaimed = 0
-        for flow_run in runs:
-            tenant = str(flow_run.parameters.get("tenant", ""))
-            if flow_run.id in self._running or not self.serves(tenant):
+        for flow_run in await self.gateway.unfinished_runs():
+            tenant = _tenant_of(flow_run)
+            if flow_run.id in self._running or not tenant or not self.serves(tenant):
                 continue
-            await client.set_flow_run_state(flow_run.id, Scheduled(scheduled_time=utcnow()), force=True)
+            await self.gateway.reschedule(str(flow_run.id), utcnow())
             log.warning("worker.reclaimed", tenant=tenant, run_id=str(flow_run.id))
             reclaimed += 1
         return reclaimed
@@ -335,21 +319,12 @@ def _round_robin(runs: list[FlowRun]) -> list[FlowRun]:
     return ordered
 
 
-async def _state_outcome(state: State[Any]) -> tuple[dict[str, Any], Any]:
-    """Turn a final flow-run state into what its operations need to know (and the flow's result)."""
-    result: Any = await state.aresult(raise_on_failure=False)
-    if state.is_completed():
-        if not isinstance(result, dict):
-            return {"ok": True, "outcome": "succeeded"}, result
-        return {"ok": True, "outcome": result.get("outcome", "succeeded"), "code": result.get("code"),
-                "message": result.get("message"), "step": result.get("step")}, result
-    error = result
-
-    if isinstance(error, StepFailed):
-        return {"ok": False, "step": error.step, "code": error.code, "message": error.message,
-                "permanent": error.permanent}, None
-    return {"ok": False, "step": None, "code": state.type.value.lower(),
-            "message": state.message or str(error), "permanent": False}, None
+def _tenant_of(flow_run: FlowRun) -> str | None:
+    """The tenant a run's parameters name (typed or, for runs from before the contract, flat)."""
+    params = flow_run.parameters.get("params")
+    source = params if isinstance(params, dict) else flow_run.parameters
+    tenant = source.get("tenant")
+    return str(tenant) if tenant else None
 
 
 __all__ = ["RuntimeWorker"]

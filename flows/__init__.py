@@ -1,30 +1,23 @@
-"""Pressroom's Prefect flows. A flow orchestrates; its tasks call tenant-runtime actions."""
+"""Pressroom's Prefect flows, one per built workflow. A flow orchestrates; its tasks call tenant-runtime code."""
 
-from flows.deliver_release import deliver_release
-from flows.publish_batch import publish_batch
-from flows.publish_document import publish_document
+from typing import Any
+
+from prefect import Flow
+
+from flows.publish import deliver_release, publish_batch, publish_document, scheduled_publish
 from flows.rebuild_search_index import rebuild_search_index
-from flows.scheduled_publish import scheduled_publish
 from flows.seed_example_site import seed_example_site
 from flows.unpublish_document import unpublish_document
+from tenant_runtime.workflows import Workflow
 
-FLOWS = {
-    "publish_document": publish_document,
-    "publish_batch": publish_batch,
-    "unpublish_document": unpublish_document,
-    "deliver_release": deliver_release,
-    "scheduled_publish": scheduled_publish,
-    "seed_example_site": seed_example_site,
-    "rebuild_search_index": rebuild_search_index,
+FLOWS: dict[Workflow, Flow[Any, Any]] = {
+    Workflow.PUBLISH_DOCUMENT: publish_document,
+    Workflow.PUBLISH_BATCH: publish_batch,
+    Workflow.UNPUBLISH_DOCUMENT: unpublish_document,
+    Workflow.DELIVER_RELEASE: deliver_release,
+    Workflow.SCHEDULED_PUBLISH: scheduled_publish,
+    Workflow.SEED_EXAMPLE_SITE: seed_example_site,
+    Workflow.REBUILD_SEARCH_INDEX: rebuild_search_index,
 }
 
-__all__ = [
-    "FLOWS",
-    "deliver_release",
-    "publish_batch",
-    "publish_document",
-    "rebuild_search_index",
-    "scheduled_publish",
-    "seed_example_site",
-    "unpublish_document",
-]
+__all__ = ["FLOWS"]

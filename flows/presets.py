@@ -2,29 +2,27 @@
 
 from __future__ import annotations
 
+import hashlib
 from datetime import timedelta
 from typing import Any
 
 from prefect.context import TaskRunContext
 from prefect.tasks import exponential_backoff
+from pydantic_core import to_json
 
 from flows.steps import StepFailed
 
 
 def cache_key(context: TaskRunContext, parameters: dict[str, Any]) -> str:
-    """tenant : operation : version : step [: document] [: item] — never shared across tenants or operations."""
-    parts = [
-        str(parameters["tenant"]),
-        str(parameters["operation_id"]),
-        str(parameters.get("version", 0)),
-        context.task.name,
-    ]
-    # A step that takes a document is per document, so one operation delivering several never collides.
-    if "document_id" in parameters:
-        parts.append(str(parameters["document_id"]))
-    if "item" in parameters:
-        parts.append(str(parameters["item"]))
-    return ":".join(parts)
+    """tenant : run : step : digest of the step's inputs — never shared across tenants, runs or inputs.
+
+    Every task takes ``tenant`` and ``run_id`` (the operation, or the batch, the run
+    is for) first; the digest covers the rest, so one run's steps over different
+    items or versions never collide.
+    """
+    rest = {name: value for name, value in parameters.items() if name not in ("tenant", "run_id")}
+    digest = hashlib.sha256(to_json(rest)).hexdigest()[:16]
+    return f"{parameters['tenant']}:{parameters['run_id']}:{context.task.name}:{digest}"
 
 
 async def _retry_unless_permanent(task: object, task_run: object, state: Any) -> bool:
@@ -47,5 +45,3 @@ RETRY_IO: dict[str, Any] = {
     "retry_jitter_factor": 0.5,
     "retry_condition_fn": _retry_unless_permanent,
 }
-
-RETRY_NEVER: dict[str, Any] = {"retries": 0}

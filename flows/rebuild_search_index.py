@@ -6,22 +6,24 @@ from typing import Any
 
 from prefect import flow, task
 
+from flows.pipeline import purge
 from flows.presets import CACHE_BY_STEP, RETRY_IO
-from flows.publish_document import purge
 from flows.runtime import workspace
 from flows.steps import run_step
 from tenant_runtime import search
+from tenant_runtime.workflows import SUCCEEDED, RebuildSearchIndexParameters, RunOutcome
 
 
 @task(name="rebuild_index", **RETRY_IO, **CACHE_BY_STEP)
-async def rebuild_index(tenant: str, operation_id: str, force: bool) -> dict[str, Any]:
+async def rebuild_index(tenant: str, run_id: str, force: bool) -> dict[str, Any]:
     """Rebuild the tenant's index in one transaction; a no-op when populated unless forced."""
     return await run_step("rebuild_index", tenant, lambda: search.rebuild_search_index(workspace(tenant), force))
 
 
-@flow(name="rebuild_search_index", flow_run_name="rebuild search {tenant}", persist_result=False)
-async def rebuild_search_index(tenant: str, operation_id: str, force: bool = False) -> dict[str, Any]:
+@flow(name="rebuild_search_index", flow_run_name="rebuild search {params.tenant}", persist_result=False)
+async def rebuild_search_index(params: RebuildSearchIndexParameters) -> RunOutcome:
     """rebuild → purge cached search pages if anything was rebuilt."""
-    result = await rebuild_index(tenant, operation_id, force)
-    purged = await purge(tenant, operation_id, 0, ["search"]) if result["rebuilt"] else []
-    return {"outcome": "succeeded", **result, "purged": purged}
+    result = await rebuild_index(params.tenant, params.operation_id, params.force)
+    purged = await purge(params.tenant, params.operation_id, ["search"]) if result["rebuilt"] else []
+    return RunOutcome.of(params.operation_id, SUCCEEDED, rebuilt=result["rebuilt"], indexed=result["indexed"],
+                         purged=purged)

@@ -1,15 +1,23 @@
-"""Running one step's tenant-runtime call: off the event loop, errors turned into StepFailed."""
+"""Running a step's tenant-runtime calls: off the event loop, errors turned into StepFailed.
+
+A step is one task. ``run_step`` runs one call of it; ``run_each`` runs it for
+every item of a run, each item its own idempotent unit.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from typing import TypeVar
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 from prefect.context import TaskRunContext
 
 from flows import probes
+from flows.runtime import workspace
 from tenant_runtime.errors import Permanent, PressroomError
+from tenant_runtime.workflows import DeliveryItem, Failure
+from tenant_runtime.workspace import Workspace
 
 T = TypeVar("T")
 
@@ -27,16 +35,19 @@ class StepFailed(Exception):
     def __str__(self) -> str:
         return f"{self.step}: {self.code}: {self.message}"
 
+    def failure(self) -> Failure:
+        return Failure(step=self.step, code=self.code, message=self.message)
+
 
 async def run_step(step: str, tenant: str, fn: Callable[[], T], item: str | None = None) -> T:
     """Run ``fn`` in a thread (tenant-runtime code is synchronous I/O).
 
     ``item`` names the operation the call is for (probes can target one); inside a
-    task it defaults to the task's own ``operation_id``.
+    task it defaults to the task's own run (``run_id``).
     """
     if item is None:
         context = TaskRunContext.get()
-        item = str(context.parameters.get("operation_id")) if context is not None else None
+        item = str(context.parameters.get("run_id")) if context is not None else None
     try:
         await probes.enter(tenant, step, item)
         return await asyncio.to_thread(fn)
@@ -48,22 +59,29 @@ async def run_step(step: str, tenant: str, fn: Callable[[], T], item: str | None
         raise StepFailed(step, type(exc).__name__, str(exc) or repr(exc)) from None
 
 
-async def run_each(
-    step: str, tenant: str, items: list[tuple[str, Callable[[], T]]]
-) -> tuple[dict[str, T], dict[str, dict[str, str]]]:
-    """One step over several operations' items, each its own idempotent unit.
+@dataclass(frozen=True)
+class Results(Generic[T]):
+    """A step over several items: each item's result, and the items set aside by a permanent failure."""
+
+    done: dict[str, T] = field(default_factory=dict)
+    failed: dict[str, Failure] = field(default_factory=dict)
+
+
+async def run_each(step: str, tenant: str, items: Sequence[DeliveryItem],
+                   call: Callable[[Workspace, DeliveryItem], T]) -> Results[T]:
+    """``call(ws, item)`` for every item, as one step.
 
     A permanent failure sets that item aside (its operation goes ``dead``, the
     others go on); anything else fails the whole step, which is retried, and
     the items done already are no-ops the second time.
     """
-    done: dict[str, T] = {}
-    failed: dict[str, dict[str, str]] = {}
-    for key, fn in items:
+    ws = workspace(tenant)
+    results: Results[T] = Results()
+    for item in items:
         try:
-            done[key] = await run_step(step, tenant, fn, item=key)
+            results.done[item.key] = await run_step(step, tenant, lambda i=item: call(ws, i), item=item.operation_id)
         except StepFailed as exc:
             if not exc.permanent:
                 raise
-            failed[key] = {"step": exc.step, "code": exc.code, "message": exc.message}
-    return done, failed
+            results.failed[item.key] = exc.failure()
+    return results

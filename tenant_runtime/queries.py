@@ -7,7 +7,8 @@ from typing import Any
 from sqlmodel import Session, col, select
 
 from tenant_runtime.errors import BadRequest, NotFound
-from tenant_runtime.operation_states import STATUSES
+from tenant_runtime.operation_states import DELIVERING, FAILED, QUEUED, SCHEDULED, STATUSES
+from tenant_runtime.workflows import AGGREGATE_WORKFLOWS
 from tenant_runtime.workspace.delivery_models import AggregateState, WebhookDelivery, WebhookEndpoint
 from tenant_runtime.workspace.models import Attempt, Document, Operation, RenderedObject, Revision, SiteState
 
@@ -76,7 +77,7 @@ def list_operations(tx: Session, *, status: str | None = None, limit: int = 100,
 
 def _unsent() -> Any:
     """Outbox entries whose flow run has not been created (or, for a retry, rescheduled) yet."""
-    return col(Operation.sent_at).is_(None) & col(Operation.status).in_(["queued", "scheduled", "failed"])
+    return col(Operation.sent_at).is_(None) & col(Operation.status).in_([QUEUED, SCHEDULED, FAILED])
 
 
 def unsent_operations(tx: Session, limit: int = 100) -> list[Operation]:
@@ -87,7 +88,7 @@ def unsent_operations(tx: Session, limit: int = 100) -> list[Operation]:
 def has_pending_delivery(tx: Session) -> bool:
     """Anything unsent (waiting in the outbox) or being delivered: the sweeper must look again."""
     return tx.exec(
-        select(Operation.id).where(_unsent() | (Operation.status == "delivering")).limit(1)
+        select(Operation.id).where(_unsent() | (Operation.status == DELIVERING)).limit(1)
     ).first() is not None
 
 
@@ -109,9 +110,7 @@ def site_state(tx: Session) -> SiteState:
 
 # --- delivery pipeline: plugin webhooks and debounced aggregates ---------------------------------
 
-# Flows whose run ends with the aggregates step: a newer one in flight will regenerate them.
-AGGREGATE_FLOWS = ("publish_document", "unpublish_document", "deliver_release")
-_WILL_RUN = ("queued", "delivering")
+_WILL_RUN = (QUEUED, DELIVERING)
 
 
 def get_webhook_endpoint(tx: Session, endpoint_id: str) -> WebhookEndpoint:
@@ -152,15 +151,15 @@ def pending_aggregate_operation(tx: Session, generation: int, exclude_id: str) -
     """
     candidates = tx.exec(
         select(Operation).where(
-            col(Operation.flow_name).in_(AGGREGATE_FLOWS),
+            col(Operation.flow_name).in_(AGGREGATE_WORKFLOWS),
             col(Operation.id) != exclude_id,
             # the other members of the batch that is asking run their aggregates step in it
             col(Operation.batch_id).is_(None) | (col(Operation.batch_id) != exclude_id),
             col(Operation.status).in_(_WILL_RUN)
-            | ((Operation.status == "failed") & col(Operation.next_attempt_at).is_not(None)),
+            | ((Operation.status == FAILED) & col(Operation.next_attempt_at).is_not(None)),
         )
     )
     for operation in candidates:
-        if int(operation.parameters.get("generation") or 0) >= generation:
+        if getattr(operation.run_parameters(), "generation", 0) >= generation:
             return operation
     return None

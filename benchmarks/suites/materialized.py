@@ -66,7 +66,7 @@ async def _process(bench: Bench, doc: _Doc) -> float:
     row = (await bench.outbox.wait_final(doc.tenant.slug, published.operation_id, timeout=30,
                                          statuses=frozenset({"queued"})))
     run_id, _ = await prefect_side.create_scheduled(
-        bench.prefect, bench.deployments.process_publish, queue="default", parameters=row.parameters,
+        bench.prefect, bench.deployments.process_publish, queue="default", parameters={"params": row.parameters},
         when=utcnow(), tags=["bench:process", f"tenant:{doc.tenant.slug}"],
     )
     run = await prefect_side.wait_run_final(bench.prefect, run_id, timeout=180)

@@ -90,7 +90,7 @@ async def run(bench: Bench) -> dict[str, Any]:
 
 
 async def _run(bench: Bench) -> dict[str, Any]:
-    from dispatch.prefect_api import PrefectGateway
+    from dispatch.prefect_gateway import PrefectGateway
     from dispatch.settings import DispatchSettings
     from dispatch.worker import RuntimeWorker
     from flows import runtime

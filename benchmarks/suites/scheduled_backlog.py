@@ -65,8 +65,8 @@ async def _bare_chunk(backend: Backend, queues: list[str], count: int) -> float:
             queue = queues[i % len(queues)]
             await prefect_side.create_scheduled(
                 backend.client, backend.deployment, queue=queue, when=when, tags=["bench:backlog"],
-                parameters={"tenant": queue.removeprefix("tenant-"), "operation_id": f"op_backlog_{i}",
-                            "document_id": "doc_backlog", "version": 1, "generation": 0})
+                parameters={"params": {"tenant": queue.removeprefix("tenant-"), "operation_id": f"op_backlog_{i}",
+                                       "document_id": "doc_backlog", "version": 1, "generation": 0}})
 
     t0 = time.monotonic()
     await asyncio.gather(*(caller() for _ in range(CLIENTS)))
@@ -101,8 +101,8 @@ async def _lateness(bench: Bench, backend: Backend, count: int) -> dict[str, Any
         queue = backend.queues[i % len(backend.queues)]
         run_id, _ = await prefect_side.create_scheduled(
             backend.client, backend.deployment, queue=queue, when=when, tags=["bench:due"],
-            parameters={"tenant": queue.removeprefix("tenant-"), "operation_id": f"op_due_{i}",
-                        "document_id": "doc_due", "version": 1, "generation": 0})
+            parameters={"params": {"tenant": queue.removeprefix("tenant-"), "operation_id": f"op_due_{i}",
+                                   "document_id": "doc_due", "version": 1, "generation": 0}})
         ids.append(run_id)
 
     gate = asyncio.Semaphore(CLIENTS)

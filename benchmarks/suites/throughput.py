@@ -106,7 +106,7 @@ async def _segment(bench: Bench, load: Load, window: float, *, process: bool,
             row = (await asyncio.to_thread(bench.outbox.rows, published.tenant, [published.operation_id]))[
                 published.operation_id]
             run_id, _ = await prefect_side.create_scheduled(
-                bench.prefect, bench.deployments.process_publish, queue="default", parameters=row.parameters,
+                bench.prefect, bench.deployments.process_publish, queue="default", parameters={"params": row.parameters},
                 when=utcnow(), tags=["bench:throughput", f"tenant:{published.tenant}"])
             runs.add(run_id)
 

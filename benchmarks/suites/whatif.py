@@ -61,7 +61,7 @@ async def _variant_round(bench: Bench, variant: str, tenant: Any, doc: dict[str,
                          settings: Any, factory: Any) -> dict[str, Any]:
     from prefect.context import AsyncClientContext, SyncClientContext
 
-    from dispatch.prefect_api import PrefectGateway
+    from dispatch.prefect_gateway import PrefectGateway
     from dispatch.worker import RuntimeWorker
 
     stop = asyncio.Event()

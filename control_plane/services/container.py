@@ -11,7 +11,7 @@ from control_plane.services.auth import TokenService
 from control_plane.services.commands import CommandLayer
 from control_plane.services.tenants import TenantService
 from control_plane.settings import Settings
-from dispatch.prefect_api import PrefectGateway
+from dispatch.prefect_gateway import PrefectGateway
 from dispatch.relay import Relay
 from tenant_runtime.workspace import WorkspaceFactory
 
@@ -49,5 +49,5 @@ class Services:
             tenants=tenants,
             commands=CommandLayer(tenants, factory),
             gateway=gateway,
-            relay=Relay(factory, gateway),
+            relay=Relay(factory, gateway, settings.dispatch.coalescing),
         )

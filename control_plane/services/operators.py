@@ -9,7 +9,7 @@ from sqlmodel import col, func, select
 from control_plane.api.schemas import OperationOut, TenantOut
 from control_plane.db.models import Tenant
 from control_plane.services.content import operation_out
-from dispatch.prefect_api import PrefectGateway
+from dispatch.prefect_gateway import PrefectGateway
 from dispatch.settings import DispatchSettings
 from tenant_runtime import queries
 from tenant_runtime.operation_states import TERMINAL

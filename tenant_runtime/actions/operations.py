@@ -22,33 +22,34 @@ from tenant_runtime.operation_states import (
 )
 from tenant_runtime.queries import get_operation
 from tenant_runtime.workspace.access import Actor
+from tenant_runtime.workflows import Carried, RunParameters, spec_for
 from tenant_runtime.workspace.models import Attempt, Operation
+
+
+def new_operation_id() -> str:
+    return new_id("op")
 
 
 def new_operation(
     tx: Session,
-    tenant: str,
     actor: Actor,
+    parameters: RunParameters,
     *,
-    kind: str,
-    flow_name: str,
-    parameters: dict[str, Any],
-    key_prefix: str,
     document_id: str | None = None,
     document_version: int | None = None,
     scheduled_for: datetime | None = None,
 ) -> Operation:
-    """Add an unsent operation; the relay creates its flow run after commit."""
-    operation_id = new_id("op")
+    """Add an unsent operation for the run ``parameters`` describe; the relay creates the run after commit."""
+    spec = spec_for(parameters)
     operation = Operation(
-        id=operation_id,
-        kind=kind,
-        flow_name=flow_name,
+        id=parameters.operation_id,
+        kind=spec.kind,
+        flow_name=spec.workflow.value,
         status=SCHEDULED if scheduled_for is not None else QUEUED,
         document_id=document_id,
         document_version=document_version,
-        parameters={"tenant": tenant, "operation_id": operation_id, **parameters},
-        idempotency_key=f"{key_prefix}:{operation_id}",
+        parameters=parameters.model_dump(mode="json"),
+        idempotency_key=spec.idempotency_key(parameters.operation_id),
         actor=actor.id,
         scheduled_for=scheduled_for,
     )
@@ -84,27 +85,32 @@ def mark_send_failed(tx: Session, operation_id: str, error: str) -> None:
     tx.add(operation)
 
 
-def claim(tx: Session, operation_id: str, *, flow_run_id: str, expected: dict[str, Any],
-          batch_id: str | None = None) -> Attempt | None:
+def claim(tx: Session, carried: Carried, *, flow_run_id: str, batch_id: str | None = None) -> Attempt | None:
     """Start an attempt if the run matches its operation; otherwise ClaimRejected.
 
     The run's own parameters must agree with what the operation recorded at
-    commit time (and, for a publish batch, name it as the operation's batch), so a
-    run pointed at the wrong tenant or version writes nothing.
-    Returns None when the operation is already finished or cancelled: the run
-    is stale (a rescheduled or replayed operation) and ends as a no-op.
+    commit time (its workflow and, field by field, its parameters; for a publish
+    batch also the batch id), so a run pointed at the wrong tenant or version
+    writes nothing. Returns None when the operation is already finished or
+    cancelled: the run is stale (a rescheduled or replayed operation) and ends
+    as a no-op.
     """
+    operation_id = carried.operation_id
     operation = tx.get(Operation, operation_id)
     if operation is None:
         raise ClaimRejected("No such operation in this tenant.", details={"operation_id": operation_id})
     if batch_id is not None and operation.batch_id != batch_id:
         raise ClaimRejected("The operation is not a member of this batch.",
                             details={"operation_id": operation_id, "batch_id": batch_id})
-    mismatched = {k: v for k, v in expected.items() if operation.parameters.get(k) != v}
+    if operation.flow_name != carried.workflow:
+        raise ClaimRejected("The run is not of the operation's workflow.",
+                            details={"operation_id": operation_id, "workflow": carried.workflow})
+    recorded = operation.run_parameters().model_dump(mode="json")
+    mismatched = sorted(k for k, v in carried.fields.items() if recorded.get(k) != v)
     if mismatched:
         raise ClaimRejected(
             "The flow run does not match its operation.",
-            details={"operation_id": operation_id, "mismatched": sorted(mismatched)},
+            details={"operation_id": operation_id, "mismatched": mismatched},
         )
     if operation.flow_run_id is not None and operation.flow_run_id != flow_run_id:
         raise ClaimRejected(

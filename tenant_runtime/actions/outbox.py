@@ -16,20 +16,27 @@ that dies between the two, or two relays racing, create the same run again
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 from sqlmodel import Session, col, func, select
 
 from tenant_runtime import queries
 from tenant_runtime.ids import as_utc, new_id, utcnow
-from tenant_runtime.operation_states import TERMINAL
+from tenant_runtime.operation_states import QUEUED, TERMINAL
+from tenant_runtime.workflows import (
+    DeliveryItem,
+    PublishBatchParameters,
+    PublishDocumentParameters,
+    RunParameters,
+    Workflow,
+    spec,
+)
 from tenant_runtime.workspace.models import Operation
 
-BATCH_FLOW = "publish_batch"
 BATCH_PREFIX = "bat_"
-COALESCED_KIND = "publish"
+BATCH_KEY_PREFIX = "batch"
+COALESCED_KIND = spec(Workflow.PUBLISH_DOCUMENT).kind
 
 
 @dataclass(frozen=True)
@@ -44,20 +51,20 @@ class Send:
     """One flow run to create (or, for a retry, to set back to Scheduled) and the operations it carries."""
 
     operations: list[Operation]
+    parameters: RunParameters | None = None  # None: the run exists and is only rescheduled
     batch_id: str | None = None  # set for a publish_batch run
-    parameters: dict[str, Any] = field(default_factory=dict)
 
     @property
     def flow_run_id(self) -> str | None:
         return self.operations[0].flow_run_id
 
     @property
-    def flow_name(self) -> str:
-        return BATCH_FLOW if self.batch_id else self.operations[0].flow_name
+    def workflow(self) -> Workflow:
+        return Workflow.PUBLISH_BATCH if self.batch_id else Workflow(self.operations[0].flow_name)
 
     @property
     def idempotency_key(self) -> str:
-        return f"batch:{self.batch_id}" if self.batch_id else self.operations[0].idempotency_key
+        return f"{BATCH_KEY_PREFIX}:{self.batch_id}" if self.batch_id else self.operations[0].idempotency_key
 
     @property
     def when(self) -> datetime:
@@ -73,15 +80,16 @@ def is_batch(batch_id: str | None) -> bool:
     return bool(batch_id) and str(batch_id).startswith(BATCH_PREFIX)
 
 
-def batch_parameters(tenant: str, batch_id: str, members: list[Operation]) -> dict[str, Any]:
+def batch_parameters(tenant: str, batch_id: str, members: list[Operation]) -> PublishBatchParameters:
     """The run parameters of a batch, derived from its members alone (so every relay derives the same)."""
-    return {
-        "tenant": tenant,
-        "operation_id": batch_id,
-        "operations": [op.id for op in members],
-        "documents": [[op.parameters["document_id"], op.parameters["version"]] for op in members],
-        "generation": max(int(op.parameters.get("generation") or 0) for op in members),
-    }
+    publishes = [op.run_parameters() for op in members]
+    return PublishBatchParameters(
+        tenant=tenant,
+        operation_id=batch_id,
+        members=tuple(DeliveryItem(operation_id=p.operation_id, document_id=p.document_id, version=p.version)
+                      for p in publishes if isinstance(p, PublishDocumentParameters)),
+        generation=max(p.generation for p in publishes if isinstance(p, PublishDocumentParameters)),
+    )
 
 
 def batch_members(tx: Session, batch_id: str) -> list[Operation]:
@@ -108,7 +116,7 @@ def _waiting_publishes(tx: Session, limit: int) -> list[Operation]:
             col(Operation.flow_run_id).is_(None),
             col(Operation.sent_at).is_(None),
             col(Operation.scheduled_for).is_(None),
-            Operation.status == "queued",
+            Operation.status == QUEUED,
         ).order_by(col(Operation.created_at), col(Operation.id)).limit(limit)
     ))
 
@@ -159,7 +167,7 @@ def list_sends(tx: Session, tenant: str, limit: int = 200) -> list[Send]:
         if operation.flow_run_id is not None:
             send = by_run.get(operation.flow_run_id)
             if send is None:
-                send = by_run[operation.flow_run_id] = Send([], batch_id=None)
+                send = by_run[operation.flow_run_id] = Send([])
                 sends.append(send)
             send.operations.append(operation)
         elif is_batch(operation.batch_id):
@@ -167,10 +175,10 @@ def list_sends(tx: Session, tenant: str, limit: int = 200) -> list[Send]:
                 continue
             batches.add(str(operation.batch_id))
             members = batch_members(tx, str(operation.batch_id))
-            sends.append(Send(members, batch_id=operation.batch_id,
-                              parameters=batch_parameters(tenant, str(operation.batch_id), members)))
+            sends.append(Send(members, batch_parameters(tenant, str(operation.batch_id), members),
+                              batch_id=operation.batch_id))
         else:
-            sends.append(Send([operation], parameters=operation.parameters))
+            sends.append(Send([operation], operation.run_parameters()))
     return sends
 
 

@@ -5,15 +5,13 @@ from __future__ import annotations
 from sqlmodel import Session
 
 from tenant_runtime import audit
-from tenant_runtime.actions.operations import new_operation
+from tenant_runtime.actions.operations import new_operation, new_operation_id
 from tenant_runtime.errors import Conflict, VersionConflict
 from tenant_runtime.ids import utcnow
 from tenant_runtime.queries import get_document
+from tenant_runtime.workflows import PublishDocumentParameters, UnpublishDocumentParameters
 from tenant_runtime.workspace.access import Actor
 from tenant_runtime.workspace.models import Document, Operation, SiteState
-
-PUBLISH_FLOW = "publish_document"
-UNPUBLISH_FLOW = "unpublish_document"
 
 
 def bump_generation(tx: Session) -> int:
@@ -42,17 +40,9 @@ def publish_document(
     document.published_at = document.published_at or now
     tx.add(document)
     generation = bump_generation(tx)
-    operation = new_operation(
-        tx,
-        tenant,
-        actor,
-        kind="publish",
-        flow_name=PUBLISH_FLOW,
-        key_prefix="publish",
-        document_id=document.id,
-        document_version=document.version,
-        parameters={"document_id": document.id, "version": document.version, "generation": generation},
-    )
+    parameters = PublishDocumentParameters(tenant=tenant, operation_id=new_operation_id(), document_id=document.id,
+                                           version=document.version, generation=generation)
+    operation = new_operation(tx, actor, parameters, document_id=document.id, document_version=document.version)
     audit.record(
         tx, "content.publish", actor, "document", document.id, operation_id=operation.id, version=document.version
     )
@@ -71,16 +61,8 @@ def unpublish_document(tx: Session, tenant: str, actor: Actor, document_id: str)
     document.published_version = None
     tx.add(document)
     generation = bump_generation(tx)
-    operation = new_operation(
-        tx,
-        tenant,
-        actor,
-        kind="unpublish",
-        flow_name=UNPUBLISH_FLOW,
-        key_prefix="unpublish",
-        document_id=document.id,
-        document_version=version,
-        parameters={"document_id": document.id, "slug": document.slug, "generation": generation},
-    )
+    parameters = UnpublishDocumentParameters(tenant=tenant, operation_id=new_operation_id(), document_id=document.id,
+                                             slug=document.slug, generation=generation)
+    operation = new_operation(tx, actor, parameters, document_id=document.id, document_version=version)
     audit.record(tx, "content.unpublish", actor, "document", document.id, operation_id=operation.id)
     return document, operation

@@ -15,32 +15,39 @@ from typing import Any
 from sqlmodel import Session, select
 
 from tenant_runtime import audit
-from tenant_runtime.actions.operations import new_operation, set_status
+from tenant_runtime.actions.operations import new_operation, new_operation_id, set_status
 from tenant_runtime.actions.publishing import bump_generation
 from tenant_runtime.actions.site_resources import get_resource
-from tenant_runtime.errors import BadRequest, Conflict, InvalidSchedule, VersionConflict
+from tenant_runtime.errors import BadRequest, Conflict, InvalidSchedule, Permanent, VersionConflict
 from tenant_runtime.ids import as_utc, utcnow
 from tenant_runtime.operation_states import CANCELLED, SCHEDULED
 from tenant_runtime.queries import get_document, get_operation, site_state
+from tenant_runtime.workflows import (
+    DeliverReleaseParameters,
+    DocumentVersion,
+    ReleaseParameters,
+    ScheduledPublishParameters,
+)
 from tenant_runtime.workspace.access import Actor
 from tenant_runtime.workspace.models import AuditEntry, Operation, SiteResource, SiteResourceRevision
 
 MAX_SCHEDULE_AHEAD = timedelta(days=90)
 MAX_DOCUMENTS = 100
-DELIVER_FLOW = "deliver_release"
-SCHEDULED_FLOW = "scheduled_publish"
 
 
 @dataclass(frozen=True)
 class ReleaseSpec:
+    """What a release command asks for: document versions and site-resource versions."""
+
     documents: tuple[tuple[str, int], ...]
     navigation_version: int | None = None
     redirects_version: int | None = None
     theme: str | None = None
 
-    def parameters(self, theme_version: int) -> dict[str, Any]:
+    def fields(self, theme_version: int) -> dict[str, Any]:
+        """The release fields of its run's parameters (they pin the theme version they expect)."""
         return {
-            "documents": [[doc_id, version] for doc_id, version in self.documents],
+            "documents": tuple(DocumentVersion(document_id=d, version=v) for d, v in self.documents),
             "navigation_version": self.navigation_version,
             "redirects_version": self.redirects_version,
             "theme": self.theme,
@@ -48,12 +55,12 @@ class ReleaseSpec:
         }
 
     @classmethod
-    def from_parameters(cls, parameters: dict[str, Any]) -> ReleaseSpec:
+    def of(cls, parameters: ReleaseParameters) -> ReleaseSpec:
         return cls(
-            documents=tuple((str(d), int(v)) for d, v in parameters["documents"]),
-            navigation_version=parameters.get("navigation_version"),
-            redirects_version=parameters.get("redirects_version"),
-            theme=parameters.get("theme"),
+            documents=tuple((d.document_id, d.version) for d in parameters.documents),
+            navigation_version=parameters.navigation_version,
+            redirects_version=parameters.redirects_version,
+            theme=parameters.theme,
         )
 
 
@@ -131,19 +138,21 @@ def create_release(
         validate_content("theme", {"name": spec.theme})
     theme_version = get_resource(tx, "theme").version
     _check_versions(tx, spec, theme_version if spec.theme else None)
-    parameters = spec.parameters(theme_version)
+    fields = spec.fields(theme_version)
+    documents = [[doc_id, version] for doc_id, version in spec.documents]
     if publish_at is None:
         generation = _apply(tx, spec, actor.id)
-        operation = new_operation(tx, tenant, actor, kind="release", flow_name=DELIVER_FLOW, key_prefix="release",
-                                  parameters={**parameters, "generation": generation})
+        parameters = DeliverReleaseParameters(tenant=tenant, operation_id=new_operation_id(), generation=generation,
+                                              **fields)
+        operation = new_operation(tx, actor, parameters)
         audit.record(tx, "release.publish", actor, "release", operation.id, operation_id=operation.id,
-                     documents=parameters["documents"])
+                     documents=documents)
         return operation
     when = check_publish_at(publish_at, utcnow())
-    operation = new_operation(tx, tenant, actor, kind="release", flow_name=SCHEDULED_FLOW, key_prefix="release",
-                              parameters=parameters, scheduled_for=when)
+    scheduled = ScheduledPublishParameters(tenant=tenant, operation_id=new_operation_id(), **fields)
+    operation = new_operation(tx, actor, scheduled, scheduled_for=when)
     audit.record(tx, "release.schedule", actor, "release", operation.id, operation_id=operation.id,
-                 publish_at=when.isoformat(), documents=parameters["documents"])
+                 publish_at=when.isoformat(), documents=documents)
     return operation
 
 
@@ -156,31 +165,43 @@ def reschedule(tx: Session, tenant: str, actor: Actor, operation_id: str, publis
                          details={"status": old.status})
     when = check_publish_at(publish_at, utcnow())
     set_status(tx, old, CANCELLED)
-    parameters = {k: v for k, v in old.parameters.items() if k not in ("tenant", "operation_id")}
-    new = new_operation(tx, tenant, actor, kind="release", flow_name=SCHEDULED_FLOW, key_prefix="release",
-                        parameters=parameters, scheduled_for=when)
+    parameters = old.run_parameters().model_copy(update={"operation_id": new_operation_id()})
+    new = new_operation(tx, actor, parameters, scheduled_for=when)
     audit.record(tx, "release.reschedule", actor, "release", new.id, operation_id=new.id,
                  replaces=old.id, publish_at=when.isoformat())
     return new
 
 
-def apply_scheduled(tx: Session, operation_id: str) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Applied:
+    """What firing a scheduled release did: applied at ``generation``, or refused with a version conflict."""
+
+    applied: bool
+    generation: int = 0
+    conflict: dict[str, Any] | None = None  # {"code", "message", "details"} of the VersionConflict
+
+
+def apply_scheduled(tx: Session, operation_id: str) -> Applied:
     """At fire time: apply the whole release if every expected version still holds, else nothing."""
     operation = get_operation(tx, operation_id)
     already = tx.exec(
         select(AuditEntry).where(AuditEntry.operation_id == operation_id, AuditEntry.action == "release.publish")
     ).first()
     if already is not None:  # applied by an earlier attempt whose result was lost: never apply twice
-        return {"applied": True, "generation": site_state(tx).generation}
-    spec = ReleaseSpec.from_parameters(operation.parameters)
-    theme_version = operation.parameters.get("theme_version") if spec.theme else None
+        return Applied(True, site_state(tx).generation)
+    parameters = operation.run_parameters()
+    if not isinstance(parameters, ReleaseParameters):
+        raise Permanent("The operation is not a release.", details={"operation_id": operation_id})
+    spec = ReleaseSpec.of(parameters)
+    theme_version = parameters.theme_version if spec.theme else None
     try:
         _check_versions(tx, spec, theme_version)
     except VersionConflict as conflict:
-        return {"applied": False, "code": conflict.code, "message": conflict.message, "details": conflict.details}
+        return Applied(False, conflict={"code": conflict.code, "message": conflict.message,
+                                        "details": conflict.details})
     generation = _apply(tx, spec, operation.actor)
     audit.record(tx, "release.publish", "system", "release", operation_id, operation_id=operation_id, scheduled=True)
-    return {"applied": True, "generation": generation}
+    return Applied(True, generation)
 
 
-__all__ = ["ReleaseSpec", "SiteResource", "apply_scheduled", "check_publish_at", "create_release", "reschedule"]
+__all__ = ["Applied", "ReleaseSpec", "SiteResource", "apply_scheduled", "check_publish_at", "create_release", "reschedule"]

@@ -7,19 +7,18 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from sqlmodel import Session
 
 from tenant_runtime import audit
-from tenant_runtime.actions.operations import new_operation
+from tenant_runtime.actions.operations import new_operation, new_operation_id
 from tenant_runtime.workspace.access import Actor
 from tenant_runtime.errors import BadRequest
 from tenant_runtime.ids import utcnow
+from tenant_runtime.workflows import SeedExampleSiteParameters
 from tenant_runtime.workspace.models import Operation, SiteState
-
-SEED_FLOW = "seed_example_site"
 
 
 def request_seed(tx: Session, tenant: str, actor: Actor) -> Operation:
     """Queue the seed_example_site flow for this tenant."""
     actor.require("site.admin")
-    operation = new_operation(tx, tenant, actor, kind="seed", flow_name=SEED_FLOW, key_prefix="seed", parameters={})
+    operation = new_operation(tx, actor, SeedExampleSiteParameters(tenant=tenant, operation_id=new_operation_id()))
     audit.record(tx, "site.seed", actor, "site", tenant, operation_id=operation.id)
     return operation
 

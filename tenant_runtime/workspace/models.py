@@ -14,6 +14,7 @@ from sqlalchemy.orm import registry
 from sqlmodel import Field, SQLModel
 
 from tenant_runtime.ids import new_id, utcnow
+from tenant_runtime.workflows import RunParameters, spec
 
 
 class WorkspaceModel(SQLModel, registry=registry()):
@@ -85,6 +86,10 @@ class Operation(WorkspaceModel, table=True):
     created_at: datetime = Field(default_factory=utcnow)
     updated_at: datetime = Field(default_factory=utcnow)
     finished_at: datetime | None = None
+
+    def run_parameters(self) -> RunParameters:
+        """The parameters model this operation was committed with (its workflow's own model)."""
+        return spec(self.flow_name).parameters.model_validate(self.parameters)
 
 
 class Attempt(WorkspaceModel, table=True):

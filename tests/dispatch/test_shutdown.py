@@ -8,7 +8,7 @@ import socket
 import time
 from pathlib import Path
 
-from dispatch.prefect_api import PrefectGateway
+from dispatch.prefect_gateway import PrefectGateway
 from dispatch.settings import DispatchSettings
 from dispatch.worker import RuntimeWorker
 from tenant_runtime.edge import MemoryPurger

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from dispatch.prefect_api import PrefectGateway
+from dispatch.prefect_gateway import PrefectGateway
 from dispatch.settings import DispatchSettings
 from dispatch.worker import RuntimeWorker
 from tenant_runtime.actions.documents import create_document

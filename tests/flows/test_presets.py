@@ -1,4 +1,4 @@
-"""Cache keys of cached steps: never shared across tenants, operations, versions or documents."""
+"""Cache keys of cached steps: never shared across tenants, runs, steps or inputs."""
 
 from __future__ import annotations
 
@@ -6,28 +6,37 @@ from types import SimpleNamespace
 from typing import Any
 
 from flows.presets import cache_key
+from tenant_runtime.workflows import DeliveryItem
 
 
 def _key(step: str, **parameters: Any) -> str:
     return cache_key(SimpleNamespace(task=SimpleNamespace(name=step)), parameters)  # type: ignore[arg-type]
 
 
-def test_keys_start_with_the_tenant_and_name_operation_version_step_and_document() -> None:
-    key = _key("public_record", tenant="acme", operation_id="op_1", document_id="doc_1", version=3)
+def _items(*versions: int) -> tuple[DeliveryItem, ...]:
+    return tuple(DeliveryItem(operation_id="op_1", document_id=f"doc_{n}", version=v)
+                 for n, v in enumerate(versions, start=1))
 
-    assert key == "acme:op_1:3:public_record:doc_1"
+
+def test_keys_start_with_the_tenant_the_run_and_the_step() -> None:
+    key = _key("public_record", tenant="acme", run_id="op_1", items=_items(3))
+
+    tenant, run, step, digest = key.split(":")
+    assert (tenant, run, step) == ("acme", "op_1", "public_record") and len(digest) == 16
 
 
 def test_every_part_tells_keys_apart() -> None:
-    base = {"tenant": "acme", "operation_id": "op_1", "document_id": "doc_1", "version": 1}
-    variants = [base, {**base, "tenant": "globex"}, {**base, "operation_id": "op_2"}, {**base, "version": 2},
-                {**base, "document_id": "doc_2"}]
+    base: dict[str, Any] = {"tenant": "acme", "run_id": "op_1", "items": _items(1)}
+    variants = [base, {**base, "tenant": "globex"}, {**base, "run_id": "op_2"}, {**base, "items": _items(2)},
+                {**base, "items": _items(1, 1)}]
 
     keys = {_key("index_search", **params) for params in variants} | {_key("notify_plugins", **base)}
 
     assert len(keys) == len(variants) + 1
 
 
-def test_steps_without_a_document_keep_their_key() -> None:
-    assert _key("refresh_aggregates", tenant="acme", operation_id="op_1", version=0) == "acme:op_1:0:refresh_aggregates"
-    assert _key("seed_document", tenant="acme", operation_id="op_1", item="about") == "acme:op_1:0:seed_document:about"
+def test_the_same_inputs_give_the_same_key_in_every_process() -> None:
+    first = _key("render_home", tenant="acme", run_id="bat_1", generation=7)
+    assert first == _key("render_home", tenant="acme", run_id="bat_1", generation=7)
+    assert first != _key("render_home", tenant="acme", run_id="bat_1", generation=8)
+    assert first == "acme:bat_1:render_home:" + first.rsplit(":", 1)[1]

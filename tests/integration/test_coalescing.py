@@ -53,7 +53,7 @@ def test_a_burst_is_coalesced_and_a_permanently_failing_document_dies_alone(pres
     assert batch.state is not None and batch.state.is_completed()
     members = {p["operation_id"] for p in published[lone:]}
     assert {final[op]["flow_run_id"] for op in members} == {str(batch.id)}
-    assert {final[op]["batch_id"] for op in members} == {batch.parameters["operation_id"]}
+    assert {final[op]["batch_id"] for op in members} == {batch.parameters["params"]["operation_id"]}
     for p in published:
         key = f"tenants/{acme.slug}/site/{p['slug']}/index.html"
         assert pressroom.store.writes[key] == (0 if p["operation_id"] == doomed else 1), key

@@ -369,7 +369,7 @@ async def _create_hostile_run(room: Pressroom, queue_tenant: str, parameters: di
     async with get_client() as client:
         deployment = await client.read_deployment_by_name("publish_document/pressroom")
         run = await client.create_flow_run_from_deployment(
-            deployment.id, parameters=parameters, work_queue_name=room.settings.dispatch.queue_for(queue_tenant),
+            deployment.id, parameters={"params": parameters}, work_queue_name=room.settings.dispatch.queue_for(queue_tenant),
             tags=["test:hostile"])
         return str(run.id)
 
@@ -427,7 +427,7 @@ def opened_by_runs(two_tenants: Pair, monkeypatch: pytest.MonkeyPatch) -> Iterat
     def spying_open(tenant: str) -> Any:
         run = FlowRunContext.get()
         if run is not None and run.flow_run is not None:
-            opened.append((str(run.flow_run.parameters.get("tenant")), tenant))
+            opened.append((str(run.flow_run.parameters["params"]["tenant"]), tenant))
         return original(tenant)
 
     monkeypatch.setattr(factory, "open", spying_open)

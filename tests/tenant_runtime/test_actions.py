@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from sqlmodel import func, select
 
-from tenant_runtime.actions import operations as ops
+from tenant_runtime.actions import operations as operation_actions
 from tenant_runtime.actions.documents import create_document, update_document
 from tenant_runtime.actions.publishing import publish_document, unpublish_document
 from tenant_runtime.errors import (
@@ -17,10 +17,16 @@ from tenant_runtime.errors import (
     InvalidSlug,
     VersionConflict,
 )
+from tenant_runtime.workflows import Carried
 from tenant_runtime.workspace import Actor, AuditEntry, Document, Operation, Revision, Workspace
 
 OWNER = Actor.for_role("u-owner", "owner")
 VIEWER = Actor.for_role("u-viewer", "viewer")
+
+
+def _carried(operation: Operation, workflow: str | None = None, **fields: object) -> Carried:
+    """What a run claiming ``operation`` says its record holds."""
+    return Carried(operation_id=operation.id, workflow=workflow or operation.flow_name, fields=fields)
 
 
 def _count(ws: Workspace, model: type) -> int:
@@ -108,11 +114,11 @@ def test_claim_checks_the_run_against_its_operation(workspace: Workspace) -> Non
         doc = create_document(tx, OWNER, slug="news", title="News", body="b", kind="post")
         _, operation = publish_document(tx, "acme", OWNER, doc.id)
     with pytest.raises(ClaimRejected), workspace.transaction() as tx:
-        ops.claim(tx, operation.id, flow_run_id="run-1", expected={"tenant": "globex", "operation_id": operation.id})
+        operation_actions.claim(tx, _carried(operation, tenant="globex", operation_id=operation.id), flow_run_id="run-1")
     with pytest.raises(ClaimRejected), workspace.transaction() as tx:
-        ops.claim(tx, operation.id, flow_run_id="run-1", expected={"tenant": "acme", "version": 2})
+        operation_actions.claim(tx, _carried(operation, tenant="acme", version=2), flow_run_id="run-1")
     with workspace.transaction() as tx:
-        attempt = ops.claim(tx, operation.id, flow_run_id="run-1", expected={"tenant": "acme", "version": 1})
+        attempt = operation_actions.claim(tx, _carried(operation, tenant="acme", version=1), flow_run_id="run-1")
     assert attempt is not None and attempt.number == 1
     with workspace.reader() as tx:
         assert tx.get(Operation, operation.id).status == "delivering"  # type: ignore[union-attr]
@@ -125,13 +131,13 @@ def test_failures_retry_five_times_then_dead_and_replay_resets_the_budget(worksp
     statuses = []
     for attempt in range(6):
         with workspace.transaction() as tx:
-            ops.claim(tx, operation.id, flow_run_id="run-1", expected={"tenant": "acme"})
+            operation_actions.claim(tx, _carried(operation, tenant="acme"), flow_run_id="run-1")
         with workspace.transaction() as tx:
-            statuses.append(ops.fail(tx, operation.id, step="render_page", error_code="ConnectionError",
+            statuses.append(operation_actions.fail(tx, operation.id, step="render_page", error_code="ConnectionError",
                                      error_message="boom", max_retries=5, next_attempt_at=None).status)
     assert statuses == ["failed"] * 5 + ["dead"]
     with workspace.transaction() as tx:
-        replayed = ops.requeue(tx, OWNER, operation.id)
+        replayed = operation_actions.requeue(tx, OWNER, operation.id)
     assert replayed.status == "queued" and replayed.retries == 0 and replayed.sent_at is None
     with workspace.reader() as tx:
         assert len(list(tx.exec(select(AuditEntry).where(AuditEntry.action == "operation.retry")))) == 1

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import timedelta
 
-from tenant_runtime.actions import operations as ops
+from tenant_runtime.actions import operations as operation_actions
 from tenant_runtime.actions.documents import create_document
 from tenant_runtime.actions.outbox import Coalescing, Send, may_group, plan_sends
 from tenant_runtime.actions.publishing import publish_document, unpublish_document
 from tenant_runtime.ids import utcnow
 from tenant_runtime.queries import get_operation
+from tenant_runtime.workflows import Carried, PublishBatchParameters
 from tenant_runtime.workspace import Actor, Operation, Workspace, WorkspaceFactory
 
 OWNER = Actor.for_role("u-owner", "owner")
@@ -31,14 +31,14 @@ def _plan(ws: Workspace, policy: Coalescing = POLICY) -> list[Send]:
 def _sent(ws: Workspace, send: Send, run_id: str) -> None:
     with ws.transaction() as tx:
         for op in send.operations:
-            ops.mark_sent(tx, op.id, run_id)
+            operation_actions.mark_sent(tx, op.id, run_id)
 
 
 def _finish(ws: Workspace, send: Send, run_id: str) -> None:
     with ws.transaction() as tx:
         for op in send.operations:
-            ops.claim(tx, op.id, flow_run_id=run_id, expected={})
-            ops.finish(tx, op.id, "succeeded")
+            operation_actions.claim(tx, Carried(operation_id=op.id, workflow=op.flow_name, fields={}), flow_run_id=run_id)
+            operation_actions.finish(tx, op.id, "succeeded")
 
 
 def test_a_lone_publish_travels_in_its_own_publish_document_run(workspace: Workspace) -> None:
@@ -46,8 +46,8 @@ def test_a_lone_publish_travels_in_its_own_publish_document_run(workspace: Works
 
     [send] = _plan(workspace)
 
-    assert send.flow_name == "publish_document" and send.batch_id is None
-    assert send.idempotency_key == f"publish:{op.id}" and send.parameters == op.parameters
+    assert send.workflow == "publish_document" and send.batch_id is None
+    assert send.idempotency_key == f"publish:{op.id}" and send.parameters == op.run_parameters()
     with workspace.reader() as tx:
         assert get_operation(tx, op.id).batch_id == op.id  # grouped before the run exists
 
@@ -60,13 +60,14 @@ def test_publishes_wait_while_the_tenant_has_runs_in_flight_then_go_as_one_batch
 
     _finish(workspace, first, "run-1")
     [batch] = _plan(workspace)
-    assert batch.flow_name == "publish_batch" and batch.batch_id and batch.batch_id.startswith("bat_")
+    assert batch.workflow == "publish_batch" and batch.batch_id and batch.batch_id.startswith("bat_")
     assert [op.id for op in batch.operations] == [op.id for op in waiting]
     assert batch.idempotency_key == f"batch:{batch.batch_id}"
-    assert batch.parameters["operations"] == [op.id for op in waiting]
-    assert batch.parameters["documents"] == [[op.document_id, op.document_version] for op in waiting]
-    assert batch.parameters["operation_id"] == batch.batch_id
-    assert batch.parameters["generation"] == max(op.parameters["generation"] for op in waiting)
+    assert isinstance(batch.parameters, PublishBatchParameters)
+    assert [(m.operation_id, m.document_id, m.version) for m in batch.parameters.members] == [
+        (op.id, op.document_id, op.document_version) for op in waiting]
+    assert batch.parameters.operation_id == batch.batch_id
+    assert batch.parameters.generation == max(op.parameters["generation"] for op in waiting)
 
     # A relay that died before marking the rows sent plans the very same run again.
     [again] = _plan(workspace)
@@ -74,12 +75,12 @@ def test_publishes_wait_while_the_tenant_has_runs_in_flight_then_go_as_one_batch
 
 
 def test_a_batch_holds_at_most_batch_max_documents(workspace: Workspace) -> None:
-    ops_ = [_publish(workspace, f"p{n}") for n in range(5)]
+    publishes = [_publish(workspace, f"p{n}") for n in range(5)]
 
     sends = _plan(workspace)
 
     assert [len(s.operations) for s in sends] == [3, 2]
-    assert [op.id for s in sends for op in s.operations] == [op.id for op in ops_]
+    assert [op.id for s in sends for op in s.operations] == [op.id for op in publishes]
 
 
 def test_a_publish_that_waited_past_the_hold_goes_even_while_runs_are_busy(workspace: Workspace) -> None:
@@ -102,7 +103,7 @@ def test_other_kinds_are_never_held_or_batched(workspace: Workspace) -> None:
 
     sends = _plan(workspace)
 
-    assert [(s.flow_name, s.operations[0].id) for s in sends] == [("unpublish_document", unpublished.id)]
+    assert [(s.workflow, s.operations[0].id) for s in sends] == [("unpublish_document", unpublished.id)]
     with workspace.reader() as tx:
         assert get_operation(tx, held.id).batch_id is None
 
@@ -113,8 +114,8 @@ def test_a_failed_batch_is_rescheduled_once_and_a_replayed_member_goes_alone(wor
     _sent(workspace, batch, "run-b")
     with workspace.transaction() as tx:
         for op in members:
-            ops.claim(tx, op.id, flow_run_id="run-b", expected={})
-            ops.fail(tx, op.id, step="render_page", error_code="TimeoutError", error_message="slow",
+            operation_actions.claim(tx, Carried(operation_id=op.id, workflow=op.flow_name, fields={}), flow_run_id="run-b")
+            operation_actions.fail(tx, op.id, step="render_page", error_code="TimeoutError", error_message="slow",
                      max_retries=5, next_attempt_at=utcnow())
 
     [retry] = _plan(workspace)
@@ -123,33 +124,16 @@ def test_a_failed_batch_is_rescheduled_once_and_a_replayed_member_goes_alone(wor
     _sent(workspace, retry, "run-b")
     with workspace.transaction() as tx:
         for op in members:
-            ops.claim(tx, op.id, flow_run_id="run-b", expected={})
-        ops.finish(tx, members[0].id, "succeeded")
-        ops.finish(tx, members[1].id, "succeeded")
-        ops.fail(tx, members[2].id, step="render_page", error_code="bad", error_message="bad", max_retries=5,
+            operation_actions.claim(tx, Carried(operation_id=op.id, workflow=op.flow_name, fields={}), flow_run_id="run-b")
+        operation_actions.finish(tx, members[0].id, "succeeded")
+        operation_actions.finish(tx, members[1].id, "succeeded")
+        operation_actions.fail(tx, members[2].id, step="render_page", error_code="bad", error_message="bad", max_retries=5,
                  next_attempt_at=None, permanent=True)
-        ops.requeue(tx, OWNER, members[2].id)
+        operation_actions.requeue(tx, OWNER, members[2].id)
 
     [replay] = _plan(workspace)
-    assert replay.flow_name == "publish_document" and replay.flow_run_id is None
+    assert replay.workflow == "publish_document" and replay.flow_run_id is None
     assert replay.idempotency_key == f"publish:{members[2].id}"
-
-
-def test_an_older_workspace_gains_the_new_column_when_opened(workspace_factory: WorkspaceFactory) -> None:
-    ws = workspace_factory.create("oldie")
-    op = _publish(ws, "kept")
-    path = workspace_factory.settings.workspace_path("oldie")
-    workspace_factory.forget("oldie")
-    with sqlite3.connect(path) as db:
-        db.execute("DROP INDEX ix_operation_batch_id")
-        db.execute("ALTER TABLE operation DROP COLUMN batch_id")
-
-    reopened = workspace_factory.open("oldie")
-
-    with reopened.reader() as tx:
-        assert get_operation(tx, op.id).batch_id is None
-    [send] = _plan(reopened)
-    assert send.operations[0].id == op.id
 
 
 def _plan_and_send_two(ws: Workspace) -> tuple[Send, Send]:

@@ -1,0 +1,274 @@
+"""``PrefectGateway``: the adapter of ``PrefectPort`` over Prefect's client — pool, tenant queues, deployments, runs.
+
+One client per gateway, entered on first use (so a process can start while the
+server is down). Connection failures surface as ``PrefectUnavailable``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+from typing import Any
+from uuid import UUID
+
+import httpx
+from prefect.client.orchestration import PrefectClient
+from prefect.client.schemas.actions import WorkPoolCreate
+from prefect.client.schemas.filters import (
+    FlowRunFilter,
+    FlowRunFilterState,
+    FlowRunFilterStateName,
+    FlowRunFilterStateType,
+    WorkPoolFilter,
+    WorkPoolFilterName,
+    WorkQueueFilter,
+    WorkQueueFilterName,
+)
+from prefect.client.schemas.objects import FlowRun, StateType
+from prefect.client.schemas.responses import SetStateStatus
+from prefect.exceptions import ObjectAlreadyExists, ObjectNotFound
+from prefect.states import Cancelled, Completed, Failed, Pending, Scheduled, State
+
+from dispatch.prefect_port import CreatedRun, PrefectUnavailable, QueueInfo, RunInfo, RunRequest, RunState
+from dispatch.settings import DispatchSettings
+from flows import FLOWS
+from tenant_runtime.ids import utcnow
+from tenant_runtime.workflows import Workflow
+
+DEPLOYMENT_NAME = "pressroom"
+_PAGE = 200
+
+
+def _state(state: RunState, message: str | None, when: datetime | None = None) -> State[Any]:
+    if state == RunState.SCHEDULED:
+        return Scheduled(scheduled_time=when or utcnow(), message=message)
+    return {RunState.PENDING: Pending, RunState.COMPLETED: Completed, RunState.FAILED: Failed,
+            RunState.CANCELLED: Cancelled}[state](message=message)
+
+
+def run_info(run: FlowRun) -> RunInfo:
+    """Pressroom's view of a Prefect flow run."""
+    return RunInfo(
+        id=str(run.id),
+        name=run.name,
+        state_type=run.state.type.value if run.state is not None else "UNKNOWN",
+        state_name=run.state_name or "",
+        state_message=run.state.message if run.state is not None else None,
+        work_queue_name=run.work_queue_name,
+        tags=tuple(run.tags),
+        parameters=dict(run.parameters),
+        expected_start_time=run.expected_start_time,
+        start_time=run.start_time,
+        end_time=run.end_time,
+        total_run_time_seconds=run.total_run_time.total_seconds(),
+    )
+
+
+class PrefectGateway:
+    """Holds one Prefect client for the process and caches deployment ids."""
+
+    def __init__(self, settings: DispatchSettings) -> None:
+        self.settings = settings
+        self._client: PrefectClient | None = None
+        self._deployments: dict[Workflow, UUID] = {}
+        self._workflow_by_deployment: dict[UUID, Workflow] = {}
+        self._known_queues: set[str] = set()
+        self._lock: asyncio.Lock | None = None
+
+    async def __aenter__(self) -> PrefectGateway:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def client(self) -> PrefectClient:
+        """The entered client (created on first use, pinned to this gateway's API URL)."""
+        if self._client is None:
+            client = PrefectClient(self.settings.api_url)
+            await client.__aenter__()
+            self._client = client
+        return self._client
+
+    async def close(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            await client.__aexit__(None, None, None)
+
+    @asynccontextmanager
+    async def _call(self) -> AsyncIterator[PrefectClient]:
+        """The client, with connection failures turned into PrefectUnavailable."""
+        try:
+            yield await self.client()
+        except (httpx.TransportError, OSError) as exc:
+            raise PrefectUnavailable("Prefect is unreachable.", details={"error": str(exc) or type(exc).__name__}) \
+                from None
+        except httpx.HTTPStatusError as exc:
+            if exc.response.status_code < 500:
+                raise
+            raise PrefectUnavailable("Prefect answered with an error.",
+                                     details={"status": exc.response.status_code}) from None
+
+    # --- pool, deployments, queues -----------------------------------------------------------------
+
+    async def _ensure_pool(self, client: PrefectClient) -> None:
+        try:
+            await client.create_work_pool(WorkPoolCreate(name=self.settings.work_pool, type="process"))
+        except ObjectAlreadyExists:
+            pass
+
+    async def ensure_deployments(self) -> None:
+        await self._deployment_ids()
+
+    async def _deployment_ids(self) -> dict[Workflow, UUID]:
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock, self._call() as client:
+            if self._deployments:
+                return self._deployments
+            await self._ensure_pool(client)
+            for workflow, flow in FLOWS.items():
+                flow_id = await client.create_flow_from_name(workflow.value)
+                module = flow.fn.__module__
+                deployment_id = await client.create_deployment(
+                    flow_id=flow_id,
+                    name=DEPLOYMENT_NAME,
+                    work_pool_name=self.settings.work_pool,
+                    entrypoint=f"{module.replace('.', '/')}.py:{flow.fn.__name__}",
+                    enforce_parameter_schema=False,
+                    description=flow.description,
+                )
+                self._deployments[workflow] = deployment_id
+                self._workflow_by_deployment[deployment_id] = workflow
+            return self._deployments
+
+    async def workflow_of(self, deployment_id: UUID | None) -> Workflow | None:
+        """Which Pressroom workflow a run's deployment is (None: not one of ours)."""
+        await self._deployment_ids()
+        return self._workflow_by_deployment.get(deployment_id) if deployment_id else None
+
+    async def ensure_queue(self, tenant: str, *, paused: bool | None = None) -> None:
+        name = self.settings.queue_for(tenant)
+        if name in self._known_queues and paused is None:
+            return
+        limit = self.settings.queue_concurrency
+        async with self._call() as client:
+            await self._ensure_pool(client)
+            try:
+                await client.create_work_queue(name=name, work_pool_name=self.settings.work_pool, is_paused=paused,
+                                               concurrency_limit=limit)
+            except ObjectAlreadyExists:
+                queue = await client.read_work_queue_by_name(name, work_pool_name=self.settings.work_pool)
+                changes: dict[str, Any] = {}
+                if paused is not None and queue.is_paused != paused:
+                    changes["is_paused"] = paused
+                if queue.concurrency_limit != limit:
+                    changes["concurrency_limit"] = limit
+                if changes:
+                    await client.update_work_queue(queue.id, **changes)
+        self._known_queues.add(name)
+
+    async def ensure_queues(self, tenants: Sequence[str]) -> int:
+        """Every tenant's queue, with one paged read of the pool's queues; returns how many were changed."""
+        existing: dict[str, Any] = {}
+        async with self._call() as client:
+            await self._ensure_pool(client)
+            offset = 0
+            while True:
+                page = await client.read_work_queues(work_pool_name=self.settings.work_pool, limit=_PAGE,
+                                                     offset=offset)
+                existing.update({queue.name: queue for queue in page})
+                offset += len(page)
+                if len(page) < _PAGE:
+                    break
+        changed = 0
+        for tenant in tenants:
+            queue = existing.get(self.settings.queue_for(tenant))
+            if queue is not None and queue.concurrency_limit == self.settings.queue_concurrency:
+                self._known_queues.add(queue.name)
+                continue
+            await self.ensure_queue(tenant)
+            changed += 1
+        return changed
+
+    async def queue(self, tenant: str) -> QueueInfo:
+        name = self.settings.queue_for(tenant)
+        async with self._call() as client:
+            try:
+                queue = await client.read_work_queue_by_name(name, work_pool_name=self.settings.work_pool)
+            except ObjectNotFound:
+                return QueueInfo(name=name, exists=False)
+        return QueueInfo(name=name, exists=True, paused=queue.is_paused, concurrency_limit=queue.concurrency_limit)
+
+    # --- runs ----------------------------------------------------------------------------------------
+
+    async def create_run(self, request: RunRequest) -> CreatedRun:
+        deployments = await self._deployment_ids()
+        await self.ensure_queue(request.tenant)
+        async with self._call() as client:
+            run = await client.create_flow_run_from_deployment(
+                deployments[request.workflow],
+                parameters=request.run_parameters,
+                idempotency_key=request.idempotency_key,
+                tags=list(request.tags),
+                work_queue_name=self.settings.queue_for(request.tenant),
+                state=Scheduled(scheduled_time=request.scheduled_time),
+            )
+        return CreatedRun(id=str(run.id), parameters=dict(run.parameters))
+
+    async def reschedule(self, flow_run_id: str, when: datetime) -> None:
+        async with self._call() as client:
+            await client.set_flow_run_state(flow_run_id, Scheduled(scheduled_time=when), force=True)
+
+    async def read_run(self, flow_run_id: str) -> RunInfo | None:
+        async with self._call() as client:
+            try:
+                return run_info(await client.read_flow_run(UUID(flow_run_id)))
+            except (ObjectNotFound, ValueError):
+                return None
+
+    async def set_state(self, flow_run_id: str | UUID, state: RunState, *, message: str | None = None,
+                        force: bool = False) -> bool:
+        async with self._call() as client:
+            result = await client.set_flow_run_state(flow_run_id, _state(state, message), force=force)
+        return result.status == SetStateStatus.ACCEPT
+
+    async def late_runs(self, tenant: str) -> tuple[int, float]:
+        async with self._call() as client:
+            runs = await client.read_flow_runs(
+                flow_run_filter=FlowRunFilter(state=FlowRunFilterState(name=FlowRunFilterStateName(any_=["Late"]))),
+                work_queue_filter=WorkQueueFilter(name=WorkQueueFilterName(any_=[self.settings.queue_for(tenant)])),
+                limit=_PAGE,
+            )
+        now = datetime.now(UTC)
+        lateness = [(now - run.expected_start_time).total_seconds() for run in runs
+                    if run.expected_start_time is not None]
+        return len(runs), max(lateness, default=0.0)
+
+    # --- what only the runtime worker asks -------------------------------------------------------------
+
+    async def due_runs(self, queue_names: Sequence[str] | None) -> list[FlowRun]:
+        """Scheduled runs of the pool (of those queues) that are due now, in queue-priority order."""
+        async with self._call() as client:
+            responses = await client.get_scheduled_flow_runs_for_work_pool(
+                work_pool_name=self.settings.work_pool,
+                work_queue_names=list(queue_names) if queue_names else None,
+                scheduled_before=utcnow(),
+            )
+        return [response.flow_run for response in responses]
+
+    async def unfinished_runs(self) -> list[FlowRun]:
+        """Runs of the pool that are Running or Pending (a dead worker may have left them)."""
+        async with self._call() as client:
+            return await client.read_flow_runs(
+                flow_run_filter=FlowRunFilter(
+                    state=FlowRunFilterState(type=FlowRunFilterStateType(any_=[StateType.RUNNING,
+                                                                               StateType.PENDING]))
+                ),
+                work_pool_filter=WorkPoolFilter(name=WorkPoolFilterName(any_=[self.settings.work_pool])),
+                limit=_PAGE,
+            )
+
+
+__all__ = ["DEPLOYMENT_NAME", "PrefectGateway", "run_info"]

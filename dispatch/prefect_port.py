@@ -1,0 +1,123 @@
+"""The seam between Pressroom and Prefect: what the control plane, the relay and the worker ask of it.
+
+``PrefectGateway`` (``dispatch/prefect_gateway.py``) is the adapter over
+Prefect's client; ``RecordingPrefect`` (``dispatch/prefect_twin.py``) is the
+in-memory twin unit tests use instead of a server. Nothing else in Pressroom
+talks to the Prefect API, and no Prefect type crosses this seam but the
+``FlowRun`` the worker hands to Prefect's own engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any, Protocol
+
+from tenant_runtime.errors import Unavailable
+from tenant_runtime.workflows import RunParameters, Workflow, run_parameters
+
+
+class PrefectUnavailable(Unavailable):
+    """The Prefect API did not answer (or refused); nothing was changed by the call."""
+
+    code = "prefect_unavailable"
+
+
+class RunState(StrEnum):
+    """The run states Pressroom sets."""
+
+    SCHEDULED = "SCHEDULED"
+    PENDING = "PENDING"
+    COMPLETED = "COMPLETED"
+    FAILED = "FAILED"
+    CANCELLED = "CANCELLED"
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """A flow run to create on a tenant's queue (or find, by its idempotency key)."""
+
+    tenant: str
+    workflow: Workflow
+    parameters: RunParameters
+    idempotency_key: str
+    tags: tuple[str, ...]
+    scheduled_time: datetime
+
+    @property
+    def run_parameters(self) -> dict[str, Any]:
+        return run_parameters(self.parameters)
+
+
+@dataclass(frozen=True)
+class CreatedRun:
+    """The run Prefect holds for a request's key: ``parameters`` are the run's, maybe another request's."""
+
+    id: str
+    parameters: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """What Pressroom shows of a flow run."""
+
+    id: str
+    name: str
+    state_type: str  # SCHEDULED, PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, CRASHED, PAUSED, …
+    state_name: str  # Scheduled, Late, AwaitingRetry, Running, Suspended, …
+    state_message: str | None
+    work_queue_name: str | None
+    tags: tuple[str, ...]
+    parameters: dict[str, Any] = field(default_factory=dict)
+    expected_start_time: datetime | None = None
+    start_time: datetime | None = None
+    end_time: datetime | None = None
+    total_run_time_seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class QueueInfo:
+    name: str
+    exists: bool
+    paused: bool | None = None
+    concurrency_limit: int | None = None
+
+
+class PrefectPort(Protocol):
+    """Everything Pressroom asks of Prefect's API (the worker's engine calls aside)."""
+
+    async def ensure_deployments(self) -> None:
+        """Register a deployment per built workflow in the work pool (idempotent)."""
+
+    async def ensure_queue(self, tenant: str, *, paused: bool | None = None) -> None:
+        """The tenant's work queue exists with its concurrency limit (and pause state, if given)."""
+
+    async def ensure_queues(self, tenants: Sequence[str]) -> int:
+        """Every tenant's queue; returns how many had to be created or changed."""
+
+    async def queue(self, tenant: str) -> QueueInfo:
+        """The tenant's queue as Prefect holds it."""
+
+    async def create_run(self, request: RunRequest) -> CreatedRun:
+        """Create the run on the tenant's queue, or return the run its idempotency key already names."""
+
+    async def reschedule(self, flow_run_id: str, when: datetime) -> None:
+        """Set an existing run back to Scheduled at ``when`` (a retry, or a lost worker's run)."""
+
+    async def read_run(self, flow_run_id: str) -> RunInfo | None:
+        """The run, or None if Prefect does not know it."""
+
+    async def set_state(self, flow_run_id: str, state: RunState, *, message: str | None = None,
+                        force: bool = False) -> bool:
+        """Propose ``state``; whether Prefect accepted it."""
+
+    async def late_runs(self, tenant: str) -> tuple[int, float]:
+        """How many of the tenant's runs are Late, and by how many seconds the oldest is."""
+
+    async def close(self) -> None:
+        """Release the client."""
+
+
+__all__ = ["CreatedRun", "PrefectPort", "PrefectUnavailable", "QueueInfo", "RunInfo", "RunRequest", "RunState"]

@@ -1,0 +1,131 @@
+"""``RecordingPrefect``: the in-memory twin of ``PrefectPort`` for unit tests.
+
+It keeps Prefect's semantics where Pressroom depends on them — an idempotency
+key names one run forever (the same key with other parameters returns the first
+run, as Prefect does), queues have a pause flag and a concurrency limit, state
+proposals can be refused — and records every call. ``down = True`` makes every
+call raise ``PrefectUnavailable``, as a dead server would.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from dispatch.prefect_port import CreatedRun, PrefectUnavailable, QueueInfo, RunInfo, RunRequest, RunState
+
+_STATE_NAMES = {RunState.SCHEDULED: "Scheduled", RunState.PENDING: "Pending", RunState.COMPLETED: "Completed",
+                RunState.FAILED: "Failed", RunState.CANCELLED: "Cancelled"}
+
+
+@dataclass
+class TwinRun:
+    id: str
+    request: RunRequest
+    parameters: dict[str, Any]
+    state: RunState = RunState.SCHEDULED
+    scheduled_time: datetime | None = None
+    message: str | None = None
+
+
+@dataclass
+class RecordingPrefect:
+    """Runs, queues and every call, in memory."""
+
+    queue_concurrency: int = 4
+    down: bool = False
+    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    runs: dict[str, TwinRun] = field(default_factory=dict)
+    queues: dict[str, QueueInfo] = field(default_factory=dict)
+    late: dict[str, tuple[int, float]] = field(default_factory=dict)
+    deployments_ensured: int = 0
+    _by_key: dict[str, str] = field(default_factory=dict)
+    _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+
+    def _record(self, name: str, **arguments: Any) -> None:
+        self.calls.append((name, arguments))
+        if self.down:
+            raise PrefectUnavailable("Prefect is unreachable (twin is down).")
+
+    def called(self, name: str) -> list[dict[str, Any]]:
+        """The arguments of every call of ``name``, in order."""
+        return [arguments for called, arguments in self.calls if called == name]
+
+    def run_for(self, idempotency_key: str) -> TwinRun | None:
+        run_id = self._by_key.get(idempotency_key)
+        return self.runs.get(run_id) if run_id else None
+
+    async def ensure_deployments(self) -> None:
+        self._record("ensure_deployments")
+        self.deployments_ensured += 1
+
+    async def ensure_queue(self, tenant: str, *, paused: bool | None = None) -> None:
+        self._record("ensure_queue", tenant=tenant, paused=paused)
+        name = f"tenant-{tenant}"
+        current = self.queues.get(name)
+        keep = current.paused if current is not None else False
+        self.queues[name] = QueueInfo(name=name, exists=True, paused=keep if paused is None else paused,
+                                      concurrency_limit=self.queue_concurrency)
+
+    async def ensure_queues(self, tenants: Sequence[str]) -> int:
+        self._record("ensure_queues", tenants=list(tenants))
+        missing = [t for t in tenants if f"tenant-{t}" not in self.queues]
+        for tenant in missing:
+            await self.ensure_queue(tenant)
+        return len(missing)
+
+    async def queue(self, tenant: str) -> QueueInfo:
+        self._record("queue", tenant=tenant)
+        name = f"tenant-{tenant}"
+        return self.queues.get(name, QueueInfo(name=name, exists=False))
+
+    async def create_run(self, request: RunRequest) -> CreatedRun:
+        self._record("create_run", request=request)
+        existing = self.run_for(request.idempotency_key)
+        if existing is None:
+            existing = TwinRun(id=f"run-{next(self._ids)}", request=request, parameters=request.run_parameters,
+                               scheduled_time=request.scheduled_time)
+            self.runs[existing.id] = existing
+            self._by_key[request.idempotency_key] = existing.id
+            await self.ensure_queue(request.tenant)
+        return CreatedRun(id=existing.id, parameters=dict(existing.parameters))
+
+    async def reschedule(self, flow_run_id: str, when: datetime) -> None:
+        self._record("reschedule", flow_run_id=flow_run_id, when=when)
+        run = self.runs[flow_run_id]
+        run.state, run.scheduled_time = RunState.SCHEDULED, when
+
+    async def read_run(self, flow_run_id: str) -> RunInfo | None:
+        self._record("read_run", flow_run_id=flow_run_id)
+        run = self.runs.get(flow_run_id)
+        if run is None:
+            return None
+        return RunInfo(id=run.id, name=f"{run.request.workflow.value} {run.id}", state_type=run.state.value,
+                       state_name=_STATE_NAMES[run.state], state_message=run.message,
+                       work_queue_name=f"tenant-{run.request.tenant}", tags=run.request.tags,
+                       parameters=dict(run.parameters), expected_start_time=run.scheduled_time)
+
+    async def set_state(self, flow_run_id: str, state: RunState, *, message: str | None = None,
+                        force: bool = False) -> bool:
+        self._record("set_state", flow_run_id=flow_run_id, state=state, message=message, force=force)
+        run = self.runs.get(flow_run_id)
+        if run is None:
+            return False
+        final = run.state in (RunState.COMPLETED, RunState.FAILED, RunState.CANCELLED)
+        if final and not force:
+            return False  # Prefect's orchestration rules refuse leaving a final state unforced
+        run.state, run.message = state, message
+        return True
+
+    async def late_runs(self, tenant: str) -> tuple[int, float]:
+        self._record("late_runs", tenant=tenant)
+        return self.late.get(tenant, (0, 0.0))
+
+    async def close(self) -> None:
+        self.calls.append(("close", {}))
+
+
+__all__ = ["RecordingPrefect", "TwinRun"]

@@ -1,0 +1,82 @@
+"""The typed workflow contract between actions, dispatch and flows.
+
+    names.py       Workflow: the name of every flow (the twelve, the batch and
+                   release deliveries, the lane flow)
+    parameters.py  one frozen parameters model per workflow (RunParameters and
+                   its subclasses); an action builds it, the operation row stores
+                   it, the relay sends it, the claim compares it, the flow takes it
+    outcomes.py    RunOutcome: what every run returns, one MemberOutcome per
+                   operation it carries; settlement reads it
+    registry.py    WORKFLOWS (built: model, operation kind, run key), PLANNED
+                   (named, built by an open issue), run-parameter encoding
+"""
+
+from tenant_runtime.workflows.names import Workflow
+from tenant_runtime.workflows.outcomes import (
+    DEAD,
+    FAILED,
+    SUCCEEDED,
+    SUPERSEDED,
+    Failure,
+    MemberOutcome,
+    MemberStatus,
+    RunOutcome,
+)
+from tenant_runtime.workflows.parameters import (
+    Carried,
+    DeliverReleaseParameters,
+    DeliveryItem,
+    DocumentVersion,
+    PublishBatchParameters,
+    PublishDocumentParameters,
+    RebuildSearchIndexParameters,
+    ReleaseParameters,
+    RunParameters,
+    ScheduledPublishParameters,
+    SeedExampleSiteParameters,
+    UnpublishDocumentParameters,
+)
+from tenant_runtime.workflows.registry import (
+    AGGREGATE_WORKFLOWS,
+    PLANNED,
+    RUN_PARAMETER,
+    WORKFLOWS,
+    WorkflowSpec,
+    parameters_from_run,
+    run_parameters,
+    spec,
+    spec_for,
+)
+
+__all__ = [
+    "AGGREGATE_WORKFLOWS",
+    "DEAD",
+    "FAILED",
+    "PLANNED",
+    "RUN_PARAMETER",
+    "SUCCEEDED",
+    "SUPERSEDED",
+    "WORKFLOWS",
+    "Carried",
+    "DeliverReleaseParameters",
+    "DeliveryItem",
+    "DocumentVersion",
+    "Failure",
+    "MemberOutcome",
+    "MemberStatus",
+    "PublishBatchParameters",
+    "PublishDocumentParameters",
+    "RebuildSearchIndexParameters",
+    "ReleaseParameters",
+    "RunOutcome",
+    "RunParameters",
+    "ScheduledPublishParameters",
+    "SeedExampleSiteParameters",
+    "UnpublishDocumentParameters",
+    "Workflow",
+    "WorkflowSpec",
+    "parameters_from_run",
+    "run_parameters",
+    "spec",
+    "spec_for",
+]

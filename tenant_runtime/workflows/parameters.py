@@ -1,0 +1,141 @@
+"""One frozen parameters model per workflow: what its run is asked to do.
+
+The model is built by the action that commits the operation, stored on the
+operation row, sent to Prefect as the run's one parameter (``params``), compared
+by the claim before the run touches anything, and handed to the flow. Fields are
+added later only with defaults, so a run created by an older release still
+validates (``tests/tenant_runtime/test_workflows.py`` holds the required fields of
+every model and fails when one is added without a default).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class Frozen(BaseModel):
+    """Immutable, exact: an unknown field is an error, never silently dropped."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Carried(Frozen):
+    """An operation a run carries, and what that operation's own record must hold for the run to claim it."""
+
+    operation_id: str
+    workflow: str
+    fields: dict[str, Any]
+
+
+class RunParameters(Frozen):
+    """Base of every workflow's parameters: the tenant and the operation (or batch) the run is for."""
+
+    tenant: str
+    operation_id: str
+
+    def carried(self, workflow: str) -> tuple[Carried, ...]:
+        """The operations this run carries; a run of one operation must match its whole record."""
+        return (Carried(operation_id=self.operation_id, workflow=workflow, fields=self.model_dump(mode="json")),)
+
+
+class DocumentVersion(Frozen):
+    """One immutable version of a document, as a delivery addresses it."""
+
+    document_id: str
+    version: int = Field(ge=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_pair(cls, value: Any) -> Any:
+        # Releases committed before the typed contract stored ``[document_id, version]`` pairs.
+        if isinstance(value, list | tuple) and len(value) == 2:
+            return {"document_id": value[0], "version": value[1]}
+        return value
+
+
+class PublishDocumentParameters(RunParameters):
+    document_id: str
+    version: int = Field(ge=1)
+    generation: int = 0
+
+
+class UnpublishDocumentParameters(RunParameters):
+    document_id: str
+    slug: str
+    generation: int = 0
+
+
+class DeliveryItem(Frozen):
+    """One document version a delivery makes public, and the operation it is delivered for."""
+
+    operation_id: str
+    document_id: str
+    version: int = Field(ge=1)
+
+    @property
+    def key(self) -> str:
+        """Unique within a run: a release delivers several documents for one operation."""
+        return f"{self.operation_id}/{self.document_id}"
+
+
+class PublishBatchParameters(RunParameters):
+    """Several of one tenant's publishes in one run; ``operation_id`` is the batch id (``bat_…``)."""
+
+    members: tuple[DeliveryItem, ...] = Field(min_length=1)
+    generation: int = 0
+
+    def carried(self, workflow: str) -> tuple[Carried, ...]:
+        # Each member was committed as a publish_document operation; the batch run must name
+        # its document version (its own generation may be older than the batch's).
+        return tuple(
+            Carried(operation_id=m.operation_id, workflow="publish_document",
+                    fields={"tenant": self.tenant, "document_id": m.document_id, "version": m.version})
+            for m in self.members
+        )
+
+
+class ReleaseParameters(RunParameters):
+    """Document versions, and the site resources' versions, published together."""
+
+    documents: tuple[DocumentVersion, ...] = ()
+    navigation_version: int | None = None
+    redirects_version: int | None = None
+    theme: str | None = None
+    theme_version: int = 0
+
+
+class DeliverReleaseParameters(ReleaseParameters):
+    """An immediate release: the command already made it public; the run delivers it."""
+
+    generation: int = 0
+
+
+class ScheduledPublishParameters(ReleaseParameters):
+    """A scheduled release: the run applies it (if every expected version still holds), then delivers it."""
+
+
+class SeedExampleSiteParameters(RunParameters):
+    """Give a fresh tenant example content to explore."""
+
+
+class RebuildSearchIndexParameters(RunParameters):
+    force: bool = False
+
+
+__all__ = [
+        "Carried",
+    "DeliverReleaseParameters",
+    "DeliveryItem",
+    "DocumentVersion",
+    "Frozen",
+    "PublishBatchParameters",
+    "PublishDocumentParameters",
+    "RebuildSearchIndexParameters",
+    "ReleaseParameters",
+    "RunParameters",
+    "ScheduledPublishParameters",
+    "SeedExampleSiteParameters",
+    "UnpublishDocumentParameters",
+]

@@ -1,0 +1,141 @@
+"""Which workflows exist, what each one's operations are called, and how their runs carry parameters.
+
+Every name of ``Workflow`` is either in ``WORKFLOWS`` (it has a parameters
+model here, a flow in ``flows.FLOWS`` and a deployment registered by dispatch;
+a test checks all three) or in ``PLANNED`` with the issue that builds it, never
+both and never neither.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from tenant_runtime.errors import ClaimRejected
+from tenant_runtime.workflows.names import Workflow
+from tenant_runtime.workflows.parameters import (
+    DeliverReleaseParameters,
+    PublishBatchParameters,
+    PublishDocumentParameters,
+    RebuildSearchIndexParameters,
+    RunParameters,
+    ScheduledPublishParameters,
+    SeedExampleSiteParameters,
+    UnpublishDocumentParameters,
+)
+
+# The one parameter every Pressroom flow takes: its workflow's model.
+RUN_PARAMETER = "params"
+
+
+@dataclass(frozen=True)
+class WorkflowSpec:
+    """One workflow: its parameters model, the kind of operation it delivers, its run key."""
+
+    workflow: Workflow
+    parameters: type[RunParameters]
+    kind: str  # the operation's kind: what lists, quotas and the dashboard group by
+    # Runs of operations committed by an action are keyed ``{key_prefix}:{operation_id}``;
+    # None: the relay makes the run (a batch of other operations, keyed ``batch:{id}``).
+    key_prefix: str | None
+    # Ends with the debounced aggregates step (home, sitemap, feeds): a newer such run in flight
+    # is left to regenerate them (tenant_runtime.aggregates).
+    refreshes_aggregates: bool = False
+
+    def idempotency_key(self, operation_id: str) -> str:
+        return f"{self.key_prefix or self.workflow.value}:{operation_id}"
+
+
+WORKFLOWS: dict[Workflow, WorkflowSpec] = {
+    spec.workflow: spec
+    for spec in (
+        WorkflowSpec(Workflow.PUBLISH_DOCUMENT, PublishDocumentParameters, "publish", "publish",
+                     refreshes_aggregates=True),
+        WorkflowSpec(Workflow.PUBLISH_BATCH, PublishBatchParameters, "publish", None, refreshes_aggregates=True),
+        WorkflowSpec(Workflow.UNPUBLISH_DOCUMENT, UnpublishDocumentParameters, "unpublish", "unpublish",
+                     refreshes_aggregates=True),
+        WorkflowSpec(Workflow.DELIVER_RELEASE, DeliverReleaseParameters, "release", "release",
+                     refreshes_aggregates=True),
+        WorkflowSpec(Workflow.SCHEDULED_PUBLISH, ScheduledPublishParameters, "release", "release"),
+        WorkflowSpec(Workflow.SEED_EXAMPLE_SITE, SeedExampleSiteParameters, "seed", "seed"),
+        WorkflowSpec(Workflow.REBUILD_SEARCH_INDEX, RebuildSearchIndexParameters, "search_rebuild",
+                     "search-rebuild"),
+    )
+}
+
+# Named in DESIGN.md, built by the open issues: no model, flow or deployment until then.
+PLANNED: dict[Workflow, str] = {
+    Workflow.EXPORT_BACKUP: "issue 11 (backups)",
+    Workflow.IMPORT_CONTENT: "issue 11 (backups)",
+    Workflow.RESTORE_VERSION: "issue 11 (backups)",
+    Workflow.SWEEP_MEDIA: "issue 12 (media)",
+    Workflow.PRUNE_POLICIES: "issue 12 (versions)",
+    Workflow.MIGRATE_FIELD: "issue 12 (custom fields)",
+    Workflow.INSTALL_PACKAGE: "issue 12 (packages)",
+    Workflow.WRITE_ARTICLE: "issue 13 (lanes)",
+}
+
+_BY_MODEL = {spec.parameters: spec for spec in WORKFLOWS.values()}
+AGGREGATE_WORKFLOWS = tuple(w.value for w, spec in WORKFLOWS.items() if spec.refreshes_aggregates)
+
+
+def spec(workflow: Workflow | str) -> WorkflowSpec:
+    """The spec of a built workflow; anything else (unknown, or planned) is a KeyError."""
+    return WORKFLOWS[Workflow(workflow)]
+
+
+def spec_for(parameters: RunParameters) -> WorkflowSpec:
+    """The workflow whose model ``parameters`` is."""
+    return _BY_MODEL[type(parameters)]
+
+
+def run_parameters(parameters: RunParameters) -> dict[str, Any]:
+    """The Prefect run parameters of a run: the one ``params`` model, as JSON."""
+    return {RUN_PARAMETER: parameters.model_dump(mode="json")}
+
+
+def parameters_from_run(workflow: Workflow | str, run_parameters: Mapping[str, Any]) -> RunParameters:
+    """Decode a run's parameters into its workflow's model; anything that does not fit is ClaimRejected."""
+    try:
+        model = spec(workflow).parameters
+    except (KeyError, ValueError):
+        raise ClaimRejected("The run is not of a Pressroom workflow.", details={"workflow": str(workflow)}) from None
+    raw = run_parameters.get(RUN_PARAMETER)
+    if raw is None:
+        raw = _legacy(workflow, run_parameters)
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        raise ClaimRejected("The run's parameters do not fit its workflow.",
+                            details={"workflow": str(workflow), "errors": _errors(exc)}) from None
+
+
+def _legacy(workflow: Workflow | str, flat: Mapping[str, Any]) -> dict[str, Any]:
+    """Runs created before the typed contract passed flat parameters (a batch as two lists)."""
+    if workflow == Workflow.PUBLISH_BATCH and "operations" in flat:
+        members = [{"operation_id": op, "document_id": doc, "version": version}
+                   for op, (doc, version) in zip(flat.get("operations") or [], flat.get("documents") or [],
+                                                 strict=False)]
+        return {"tenant": flat.get("tenant"), "operation_id": flat.get("operation_id"), "members": members,
+                "generation": flat.get("generation", 0)}
+    return dict(flat)
+
+
+def _errors(exc: ValidationError) -> list[dict[str, str]]:
+    return [{"field": ".".join(str(p) for p in error["loc"]), "message": error["msg"]} for error in exc.errors()]
+
+
+__all__ = [
+    "AGGREGATE_WORKFLOWS",
+    "PLANNED",
+    "RUN_PARAMETER",
+    "WORKFLOWS",
+    "WorkflowSpec",
+    "parameters_from_run",
+    "run_parameters",
+    "spec",
+    "spec_for",
+]

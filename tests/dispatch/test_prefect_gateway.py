@@ -1,0 +1,74 @@
+"""The Prefect adapter against the real server: a deployment per built workflow, runs, queues, states."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from typing import Any
+
+import pytest
+from prefect import get_client
+from prefect.exceptions import ObjectNotFound
+
+from dispatch.prefect_gateway import DEPLOYMENT_NAME, PrefectGateway
+from dispatch.prefect_port import PrefectUnavailable, RunRequest, RunState
+from dispatch.settings import DispatchSettings
+from tenant_runtime.ids import utcnow
+from tenant_runtime.workflows import PLANNED, WORKFLOWS, PublishDocumentParameters, Workflow
+
+pytestmark = pytest.mark.integration
+
+
+def _settings(api_url: str) -> DispatchSettings:
+    return DispatchSettings(api_url=api_url, ui_url=api_url.removesuffix("/api"))
+
+
+def test_every_built_workflow_has_a_deployment_and_no_planned_one_does(prefect_server: Any) -> None:
+    async def check() -> None:
+        async with PrefectGateway(_settings(prefect_server.api_url)) as gateway:
+            await gateway.ensure_deployments()
+        async with get_client() as client:
+            for workflow in WORKFLOWS:
+                deployment = await client.read_deployment_by_name(f"{workflow.value}/{DEPLOYMENT_NAME}")
+                assert deployment.work_pool_name == "pressroom"
+            for workflow in PLANNED:
+                with pytest.raises(ObjectNotFound):
+                    await client.read_deployment_by_name(f"{workflow.value}/{DEPLOYMENT_NAME}")
+
+    asyncio.run(check())
+
+
+def test_runs_are_created_once_per_key_read_back_and_moved_between_states(
+        prefect_server: Any) -> None:
+    tenant = f"gw-{secrets.token_hex(3)}"
+    parameters = PublishDocumentParameters(tenant=tenant, operation_id=f"op_{secrets.token_hex(4)}",
+                                           document_id="doc_1", version=1)
+    request = RunRequest(tenant=tenant, workflow=Workflow.PUBLISH_DOCUMENT, parameters=parameters,
+                         idempotency_key=f"publish:{parameters.operation_id}", tags=(f"tenant:{tenant}",),
+                         scheduled_time=utcnow().replace(year=utcnow().year + 1))
+
+    async def check() -> None:
+        async with PrefectGateway(_settings(prefect_server.api_url)) as gateway:
+            first = await gateway.create_run(request)
+            again = await gateway.create_run(request)
+            assert again == first and first.parameters == request.run_parameters
+            run = await gateway.read_run(first.id)
+            assert run is not None and run.work_queue_name == f"tenant-{tenant}" and run.state_type == "SCHEDULED"
+            assert await gateway.set_state(first.id, RunState.CANCELLED, message="test")
+            cancelled = await gateway.read_run(first.id)
+            assert cancelled is not None and cancelled.state_type == "CANCELLED"
+            assert await gateway.read_run("not-a-uuid") is None
+            await gateway.ensure_queue(tenant, paused=True)
+            queue = await gateway.queue(tenant)
+            assert queue.exists and queue.paused is True
+
+    asyncio.run(check())
+
+
+def test_an_unreachable_server_is_prefect_unavailable() -> None:
+    async def check() -> None:
+        async with PrefectGateway(_settings("http://127.0.0.1:9/api")) as gateway:
+            with pytest.raises(PrefectUnavailable):
+                await gateway.ensure_queue("acme")
+
+    asyncio.run(check())
