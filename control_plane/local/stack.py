@@ -15,6 +15,7 @@ import os
 import secrets
 import signal
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,7 +43,7 @@ class Stack:
     """The local stack of one data directory; ``run`` is all of ``pressroom up``."""
 
     settings: Settings
-    say: Any = stderr_line
+    say: Callable[[str], None] = stderr_line
     policy: RestartPolicy = field(default_factory=RestartPolicy)
 
     @classmethod
@@ -147,7 +148,7 @@ class Stack:
             if live is not None:
                 _take_over_postmaster(pg, *live, events)
 
-        def url_ok(url: str) -> Any:
+        def url_ok(url: str) -> Callable[[], bool]:
             return lambda: http_ok(url, timeout=1)
 
         return [

@@ -130,7 +130,7 @@ def test_a_crashing_child_is_restarted_with_backoff_while_the_others_keep_runnin
     gaps = [_t(b) - _t(a) for a, b in itertools.pairwise(starts)]
     assert len(gaps) == 3
     for gap, delay in zip(gaps, (0.5, 1.0, 2.0), strict=True):
-        assert delay <= gap < delay + 1.0, gaps
+        assert delay <= gap < delay + 3.0, gaps  # the upper bound only allows for a loaded machine
     steady = [e for e in harness.events("child_started") if e["child"] == "steady"]
     assert len(steady) == 1 and not gone(up["pids"]["steady"])  # never touched
     assert int(counter.read_text()) == 4
