@@ -1,17 +1,21 @@
-"""Opening a tenant's workspace: the only way code reaches a tenant's data."""
+"""Opening a tenant's workspace: the only way code reaches a tenant's data.
+
+A writable open also brings the workspace's schema to the head of the revision
+chain (``tenant_runtime.workspace.migrations``): one cheap read when it is
+current, one locked upgrade when it is behind. Read-only opens never write.
+"""
 
 from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import structlog
 from sqlalchemy import Engine, create_engine, event
-from sqlalchemy.exc import OperationalError
 from sqlalchemy.pool import NullPool
 from sqlmodel import Session
 
@@ -20,8 +24,7 @@ from tenant_runtime.errors import NotFound
 from tenant_runtime.ids import check_tenant_slug
 from tenant_runtime.settings import RuntimeSettings
 from tenant_runtime.storage import ObjectStore, TenantStore, build_object_store
-from tenant_runtime.workspace.models import WorkspaceModel
-from tenant_runtime.workspace.search_schema import ensure_search_schema
+from tenant_runtime.workspace.migrations import MigrationResult, ensure_current, migrate
 
 
 @dataclass
@@ -100,30 +103,25 @@ class WorkspaceFactory:
         return self.settings.workspace_path(check_tenant_slug(tenant)).exists()
 
     def create(self, tenant: str) -> Workspace:
-        """Create the tenant's database (idempotent) and open it."""
+        """Create the tenant's database by running the revision chain (idempotent) and open it."""
+        if self.read_only:
+            raise RuntimeError("a read-only factory cannot create workspaces")
         path = self.settings.workspace_path(check_tenant_slug(tenant))
         path.parent.mkdir(parents=True, exist_ok=True)
-        engine = _sqlite_engine(path, busy_timeout_ms=self.settings.sqlite_busy_timeout_ms, read_only=False)
-        WorkspaceModel.metadata.create_all(engine)
-        ensure_search_schema(engine)
-        engine.dispose()
+        engine = self._engine(path)
+        try:
+            migrate(engine)
+        finally:
+            engine.dispose()
         return self.open(tenant)
 
     def open(self, tenant: str) -> Workspace:
-        """Open an existing workspace; an unknown tenant is NotFound."""
+        """Open an existing workspace, upgrading its schema if it is behind; an unknown tenant is NotFound."""
         check_tenant_slug(tenant)
         with self._lock:
             engine = self._engines.get(tenant)
-            if engine is None:
-                path = self.settings.workspace_path(tenant)
-                if not path.exists():
-                    raise NotFound(f"Tenant {tenant!r} not found.", details={"tenant": tenant})
-                engine = _sqlite_engine(
-                    path, busy_timeout_ms=self.settings.sqlite_busy_timeout_ms, read_only=self.read_only
-                )
-                if not self.read_only:
-                    _ensure_schema(engine)
-                self._engines[tenant] = engine
+        if engine is None:
+            engine = self._load(tenant)
         return Workspace(
             tenant=tenant,
             engine=engine,
@@ -133,6 +131,28 @@ class WorkspaceFactory:
             log=structlog.get_logger("pressroom.workspace").bind(tenant=tenant),
         )
 
+    def _load(self, tenant: str) -> Engine:
+        path = self.settings.workspace_path(tenant)
+        if not path.exists():
+            raise NotFound(f"Tenant {tenant!r} not found.", details={"tenant": tenant})
+        engine = self._engine(path)
+        if not self.read_only:
+            try:
+                # Outside the factory lock: an upgrade waiting on another process's write lock
+                # must not hold up opening the other tenants.
+                _ensure_current(tenant, engine)
+            except BaseException:
+                engine.dispose()
+                raise
+        with self._lock:
+            cached = self._engines.setdefault(tenant, engine)
+        if cached is not engine:  # another thread opened it meanwhile
+            engine.dispose()
+        return cached
+
+    def _engine(self, path: Path) -> Engine:
+        return _sqlite_engine(path, busy_timeout_ms=self.settings.sqlite_busy_timeout_ms, read_only=self.read_only)
+
     def forget(self, tenant: str) -> None:
         with self._lock:
             engine = self._engines.pop(tenant, None)
@@ -140,41 +160,12 @@ class WorkspaceFactory:
             engine.dispose()
 
 
-def _ensure_schema(engine: Engine) -> None:
-    """Bring an older workspace up to date: new tables, and new nullable columns of existing ones.
-
-    Workspace changes are additive by rule (a column is added nullable, never
-    renamed or dropped), so this is the whole migration story for tenant databases.
-    """
-    try:
-        WorkspaceModel.metadata.create_all(engine)
-    except OperationalError as exc:
-        # Two processes opening the same old workspace at once: the other one created it first.
-        if "already exists" not in str(exc):
-            raise
-    _add_missing_columns(engine)
-    ensure_search_schema(engine)
-
-
-def _add_missing_columns(engine: Engine) -> None:
-    with engine.begin() as connection:
-        for table in WorkspaceModel.metadata.sorted_tables:
-            present = {row[1] for row in connection.exec_driver_sql(f'PRAGMA table_info("{table.name}")')}
-            for column in table.columns:
-                if column.name in present:
-                    continue
-                if not column.nullable:
-                    raise RuntimeError(f"workspace column {table.name}.{column.name} must be added as nullable")
-                kind = column.type.compile(dialect=engine.dialect)
-                try:
-                    connection.exec_driver_sql(f'ALTER TABLE "{table.name}" ADD COLUMN "{column.name}" {kind}')
-                except OperationalError as exc:
-                    if "duplicate column" not in str(exc):  # another process added it first
-                        raise
-                for index in table.indexes:
-                    if [c.name for c in index.columns] == [column.name]:
-                        connection.exec_driver_sql(
-                            f'CREATE INDEX IF NOT EXISTS "{index.name}" ON "{table.name}" ("{column.name}")')
+def _ensure_current(tenant: str, engine: Engine) -> MigrationResult:
+    result = ensure_current(engine)
+    if result.upgraded:
+        structlog.get_logger("pressroom.workspace").info(
+            "workspace.migrated", tenant=tenant, from_revision=result.from_revision, to_revision=result.to_revision)
+    return result
 
 
 def _default_purger(settings: RuntimeSettings) -> Purger:
@@ -202,6 +193,54 @@ def list_tenants(settings: RuntimeSettings) -> list[str]:
         for path in settings.tenants_dir.iterdir()
         if (path / "workspace.db").exists() and check_tenant_slug_ok(path.name)
     )
+
+
+def upgrade_workspace(tenant: str, settings: RuntimeSettings) -> MigrationResult:
+    """Bring one tenant's workspace to head now; a cheap read if it is there already."""
+    path = settings.workspace_path(check_tenant_slug(tenant))
+    if not path.exists():
+        raise NotFound(f"Tenant {tenant!r} not found.", details={"tenant": tenant})
+    # An engine of its own, not a factory's: no object store or purger is needed to migrate.
+    engine = _sqlite_engine(path, busy_timeout_ms=settings.sqlite_busy_timeout_ms, read_only=False)
+    try:
+        return _ensure_current(tenant, engine)
+    finally:
+        engine.dispose()
+
+
+@dataclass(frozen=True)
+class TenantMigration:
+    """What ``migrate_workspaces`` did to one tenant: its result, or the error that stopped it."""
+
+    tenant: str
+    result: MigrationResult | None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def migrate_workspaces(
+    settings: RuntimeSettings, progress: Callable[[TenantMigration], None] | None = None
+) -> list[TenantMigration]:
+    """Bring every tenant workspace under the data directory to head, reporting each as it is done.
+
+    A tenant that fails is reported and skipped, so one damaged workspace does
+    not keep the others behind; the caller decides the exit status from ``ok``.
+    Opening a workspace upgrades it too, so this only moves the work (and its
+    failures) from the first open to a deploy step.
+    """
+    outcomes = []
+    for tenant in list_tenants(settings):
+        try:
+            outcome = TenantMigration(tenant, upgrade_workspace(tenant, settings))
+        except Exception as exc:  # noqa: BLE001 — reported per tenant; the rest still get upgraded
+            outcome = TenantMigration(tenant, None, f"{type(exc).__name__}: {exc}")
+        outcomes.append(outcome)
+        if progress is not None:
+            progress(outcome)
+    return outcomes
 
 
 def check_tenant_slug_ok(slug: str) -> bool:
