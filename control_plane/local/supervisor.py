@@ -32,7 +32,8 @@ from control_plane.local.restart_policy import RestartPolicy
 __all__ = ["ChildSpec", "RestartPolicy", "StopRequested", "Supervisor", "run_supervised"]
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
-_TICK_S = 0.2  # longest wait between looks at the children when no signal wakes us
+_TICK_S = 0.2  # between looks while a child starts or waits to be restarted
+_IDLE_TICK_S = 5.0  # when all run: an exit (SIGCHLD) or a stop signal wakes us at once anyway
 
 
 class StopRequested(Exception):
@@ -156,7 +157,8 @@ class Supervisor:
         deadline = time.monotonic() + seconds
         self.tick()
         while (left := deadline - time.monotonic()) > 0:
-            self._sleep(min(left, _TICK_S))
+            busy = any(child.state in ("starting", "waiting") for child in self._children.values())
+            self._sleep(min(left, _TICK_S if busy else _IDLE_TICK_S))
             self.tick()
 
     def run_forever(self) -> None:
