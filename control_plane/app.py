@@ -1,4 +1,4 @@
-"""The control-plane Litestar app: dashboard, tenant API, operator API."""
+"""The control-plane Litestar app: dashboard, tenant API, operator API, assembled from the areas."""
 
 from __future__ import annotations
 
@@ -14,16 +14,22 @@ from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components
 
-from control_plane.api.deps import decode_strictly, provide_principal, provide_services, require_json_body
-from control_plane.api.errors import EXCEPTION_HANDLERS, SECURITY_SCHEMES, document_errors
-from control_plane.api.ops_api import OperatorController
-from control_plane.api.plugin_api import PluginController
-from control_plane.api.release_api import ReleaseController
-from control_plane.api.schemas import StrictStructSchemaPlugin
-from control_plane.api.tenant_api import DocumentController, OperationController
+from control_plane.container import Services
 from control_plane.dashboard import build_dashboard
-from control_plane.services.container import Services
+from control_plane.documents.controllers import DocumentController
+from control_plane.http.dependencies import provide_principal, provide_services
+from control_plane.http.errors import EXCEPTION_HANDLERS, SECURITY_SCHEMES, document_errors
+from control_plane.http.guards import decode_strictly, require_json_body
+from control_plane.http.schemas import StrictStructSchemaPlugin
+from control_plane.operations.controllers import OperationController
+from control_plane.releases.controllers import ReleaseController
 from control_plane.settings import Settings
+from control_plane.site.controllers import SiteController
+from control_plane.tenants.controllers import OperatorController
+from control_plane.webhooks.controllers import WebhookController
+
+CONTROLLERS = (OperatorController, DocumentController, OperationController, ReleaseController, SiteController,
+               WebhookController)
 
 
 @get("/healthz", media_type=MediaType.JSON, include_in_schema=True)
@@ -48,12 +54,10 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
         try:
             yield
         finally:
-            await services.gateway.close()
+            await services.close()
 
     app = Litestar(
-        route_handlers=[healthz, OperatorController, DocumentController, OperationController, ReleaseController,
-                        PluginController,
-                        build_dashboard()],
+        route_handlers=[healthz, *CONTROLLERS, build_dashboard()],
         state=State({"services": services}),
         dependencies={
             "services": Provide(provide_services, sync_to_thread=False),

@@ -57,39 +57,43 @@ Items = tuple[DeliveryItem, ...]
 
 
 @task(name="verify", **RETRY_IO, **CACHE_BY_STEP)
-async def verify(tenant: str, run_id: str, items: Items) -> Results[str]:
+async def verify(tenant: str, run_id: str, items: Items, set_aside: bool) -> Results[str]:
     """Which versions are still the ones that should be public (current, superseded or withdrawn)."""
-    return await run_each("verify", tenant, items, lambda ws, i: delivery.check_publish(ws, i.document_id, i.version))
+    return await run_each("verify", tenant, items, lambda ws, i: delivery.check_publish(ws, i.document_id, i.version),
+                          set_aside=set_aside)
 
 
 @task(name="render_page", **RETRY_IO, **CACHE_BY_STEP)
-async def render_page(tenant: str, run_id: str, items: Items) -> Results[delivery.Rendered]:
+async def render_page(tenant: str, run_id: str, items: Items, set_aside: bool) -> Results[delivery.Rendered]:
     """Render each page at its version to its deterministic key."""
     return await run_each("render_page", tenant, items,
-                          lambda ws, i: delivery.render_document_page(ws, i.document_id, i.version, i.operation_id))
+                          lambda ws, i: delivery.render_document_page(ws, i.document_id, i.version, i.operation_id),
+                          set_aside=set_aside)
 
 
 @task(name="public_record", **RETRY_IO, **CACHE_BY_STEP)
-async def public_record(tenant: str, run_id: str, items: Items) -> Results[delivery.Rendered]:
+async def public_record(tenant: str, run_id: str, items: Items, set_aside: bool) -> Results[delivery.Rendered]:
     """Store each version's sanitized public record."""
     return await run_each("public_record", tenant, items,
                           lambda ws, i: public_records.write_public_record(ws, i.document_id, i.version,
-                                                                           i.operation_id))
+                                                                           i.operation_id),
+                          set_aside=set_aside)
 
 
 @task(name="index_search", **RETRY_IO, **CACHE_BY_STEP)
-async def index_search(tenant: str, run_id: str, items: Items) -> Results[bool]:
+async def index_search(tenant: str, run_id: str, items: Items, set_aside: bool) -> Results[bool]:
     """Index each version in the tenant's full-text search (True where the index changed)."""
-    return await run_each("index_search", tenant, items, lambda ws, i: search.index_document(ws, i.document_id,
-                                                                                               i.version))
+    return await run_each("index_search", tenant, items,
+                          lambda ws, i: search.index_document(ws, i.document_id, i.version), set_aside=set_aside)
 
 
 @task(name="notify_plugins", **RETRY_IO, **CACHE_BY_STEP)
-async def notify_plugins(tenant: str, run_id: str, items: Items) -> Results[dict[str, int]]:
+async def notify_plugins(tenant: str, run_id: str, items: Items, set_aside: bool) -> Results[dict[str, int]]:
     """after_publish webhooks for each delivered item; an endpoint acknowledges each one once."""
     return await run_each("notify_plugins", tenant, items,
                           lambda ws, i: webhooks.deliver_after_publish(ws, webhook_sender(), i.operation_id,
-                                                                       i.document_id, i.version))
+                                                                       i.document_id, i.version),
+                          set_aside=set_aside)
 
 
 # --- each item to withdraw -------------------------------------------------------------------------
@@ -189,19 +193,21 @@ async def deliver(
     when the site is refreshed. When every item turns out superseded and the run
     changes nothing site-wide, the site is left to the newer deliveries.
     """
+    # Only a run of several operations sets a permanently failing item aside (see run_each).
+    set_aside = len(operations) > 1
     failed: dict[str, Failure] = {}
     current: Items = ()
     tags: list[str] = []
     if items:
-        checked = await verify(tenant, run_id, items)
+        checked = await verify(tenant, run_id, items, set_aside)
         failed.update(checked.failed)
         current = tuple(i for i in items if checked.done.get(i.key) == delivery.CURRENT)
         for step in (render_page, public_record):
-            done = await step(tenant, run_id, current)
+            done = await step(tenant, run_id, current, set_aside)
             failed.update(done.failed)
             tags += [tag for rendered in done.done.values() for tag in rendered.tags]
             current = tuple(i for i in current if i.key not in failed)
-        indexed = await index_search(tenant, run_id, current)
+        indexed = await index_search(tenant, run_id, current, set_aside)
         failed.update(indexed.failed)
         current = tuple(i for i in current if i.key not in failed)
     withdrawn: tuple[Withdrawal, ...] = ()
@@ -218,7 +224,7 @@ async def deliver(
     if current or withdrawn or site_tags or not (items or withdrawals):
         facts.update(await refresh_site(tenant, run_id, generation, unique(tags, site_tags)))
     if current:
-        notified = await notify_plugins(tenant, run_id, current)
+        notified = await notify_plugins(tenant, run_id, current, set_aside)
         failed.update(notified.failed)
         facts["webhooks"] = sum(n.get("delivered", 0) for n in notified.done.values())
     delivered = {i.key for i in current if i.key not in failed} | {w.key for w in withdrawn}

@@ -68,12 +68,15 @@ class Results(Generic[T]):
 
 
 async def run_each(step: str, tenant: str, items: Sequence[DeliveryItem],
-                   call: Callable[[Workspace, DeliveryItem], T]) -> Results[T]:
+                   call: Callable[[Workspace, DeliveryItem], T], *, set_aside: bool) -> Results[T]:
     """``call(ws, item)`` for every item, as one step.
 
-    A permanent failure sets that item aside (its operation goes ``dead``, the
-    others go on); anything else fails the whole step, which is retried, and
-    the items done already are no-ops the second time.
+    With ``set_aside`` (a run carrying several operations), a permanent failure
+    sets that item aside: its operation goes ``dead`` and is replayed alone in a
+    run of its own, the others go on. Otherwise a permanent failure fails the
+    step at once, uncached, so a replay of the operation runs it again. Anything
+    else fails the whole step, which is retried, and the items done already are
+    no-ops the second time.
     """
     ws = workspace(tenant)
     results: Results[T] = Results()
@@ -81,7 +84,7 @@ async def run_each(step: str, tenant: str, items: Sequence[DeliveryItem],
         try:
             results.done[item.key] = await run_step(step, tenant, lambda i=item: call(ws, i), item=item.operation_id)
         except StepFailed as exc:
-            if not exc.permanent:
+            if not (exc.permanent and set_aside):
                 raise
             results.failed[item.key] = exc.failure()
     return results

@@ -44,9 +44,6 @@ class PressroomError(Exception):
         if code is not None:
             self.code = code
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"error": {"code": self.code, "message": self.message, "details": self.details}}
-
 
 class BadRequest(PressroomError):
     code = "invalid_request"

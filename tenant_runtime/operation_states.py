@@ -21,6 +21,7 @@ DEAD = "dead"
 CANCELLED = "cancelled"
 
 STATUSES = (SCHEDULED, QUEUED, DELIVERING, SUCCEEDED, SUPERSEDED, FAILED, DEAD, CANCELLED)
+# Nothing more happens to these by itself (a dead one can still be replayed by a person).
 TERMINAL = frozenset({SUCCEEDED, SUPERSEDED, DEAD, CANCELLED})
 
 TRANSITIONS: dict[str, frozenset[str]] = {
@@ -33,6 +34,11 @@ TRANSITIONS: dict[str, frozenset[str]] = {
     SUPERSEDED: frozenset(),
     CANCELLED: frozenset(),
 }
+
+
+def settled(status: str, next_attempt_at: object | None) -> bool:
+    """Nothing more happens by itself: terminal, or failed with no retry planned (a final failure)."""
+    return status in TERMINAL or (status == FAILED and next_attempt_at is None)
 
 
 def check_transition(current: str, new: str) -> None:

@@ -11,8 +11,8 @@ from litestar.datastructures import ResponseHeader
 from control_plane.dashboard.forms import FormData, text
 from control_plane.dashboard.session import sign_in
 from control_plane.dashboard.views import notice, page, see_other, url
-from control_plane.services.auth import Principal
-from control_plane.services.container import Services
+from control_plane.auth import Principal
+from control_plane.container import Services
 from tenant_runtime.errors import Unauthorized
 
 _CSS = files("control_plane.dashboard").joinpath("static/dashboard.css").read_text(encoding="utf-8")

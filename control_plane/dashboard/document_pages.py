@@ -1,18 +1,21 @@
 """Documents of one site: list, write, edit, and publish or unpublish with an explicit confirmation.
 
-Every write goes through ``services.commands.execute`` with the same action
-factories as the tenant API; a refusal (role, version, confirmation, quota,
-suspension) comes back as a message on the page, with its error code.
+Every write calls the same document service as the tenant API (it builds the
+command; the page passes the principal, the form's idempotency key and the
+confirmation); a refusal (role, version, confirmation, quota, suspension) comes
+back as a message on the page, with its error code.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from litestar import Controller, Request, Response, get, post
 
-from control_plane.api.schemas import DocumentOut
-from control_plane.dashboard.context import relay_after, site_for
+from control_plane.auth import Principal
+from control_plane.container import Services
+from control_plane.dashboard.context import site_for
 from control_plane.dashboard.forms import (
     FormData,
     checked,
@@ -24,11 +27,7 @@ from control_plane.dashboard.forms import (
     to_update,
 )
 from control_plane.dashboard.views import error_message, flash_error, notice, page, see_other, url
-from control_plane.services import content
-from control_plane.services.auth import Principal
-from control_plane.services.commands import Command
-from control_plane.services.container import Services
-from tenant_runtime import queries
+from dispatch.runtime import CommandResult, DocumentOut
 from tenant_runtime.errors import PressroomError
 from tenant_runtime.rendering import render_markdown
 
@@ -41,8 +40,7 @@ _CHANGES = {
 
 
 def _document(services: Services, principal: Principal, tenant: str, document_id: str) -> DocumentOut:
-    return services.commands.read(  # type: ignore[no-any-return]
-        principal, tenant, lambda tx, ws: content.document_out(ws, queries.get_document(tx, document_id)))
+    return services.documents.get(principal, tenant, document_id)
 
 
 def _confirm(request: Request[Any, Any, Any], services: Services, principal: Principal, tenant: str,
@@ -62,9 +60,7 @@ class DocumentPages(Controller):
     def documents(self, request: Request[Any, Any, Any], tenant: str, signed_in: Principal,
              services: Services) -> Response[str]:
         """Every document, most recently edited first."""
-        documents = services.commands.read(
-            signed_in, tenant,
-            lambda tx, ws: [content.document_out(ws, d) for d in queries.list_documents(tx, limit=500)])
+        documents = services.documents.list(signed_in, tenant, limit=500)
         return page(request, "documents.html", principal=signed_in, site=site_for(services, signed_in, tenant),
                     documents=documents)
 
@@ -82,9 +78,7 @@ class DocumentPages(Controller):
         values = document_values(data)
         try:
             payload = to_create(values)
-            command = Command(tenant, "content.edit", "documents.create", payload=values,
-                              idempotency_key=form_key(data))
-            outcome = services.commands.execute(signed_in, command, content.create_document(payload))
+            outcome = services.documents.create(signed_in, tenant, payload, idempotency_key=form_key(data))
         except PressroomError as exc:
             return page(request, "document_form.html", status_code=exc.status, errors=[error_message(exc)],
                         principal=signed_in, site=site_for(services, signed_in, tenant), doc=None, values=values,
@@ -108,9 +102,8 @@ class DocumentPages(Controller):
         values, version = document_values(data), number(data, "version")
         try:
             payload = to_update(values, version)
-            command = Command(tenant, "content.edit", f"documents.update:{document_id}",
-                              payload={**values, "version": version}, idempotency_key=form_key(data))
-            outcome = services.commands.execute(signed_in, command, content.update_document(document_id, payload))
+            outcome = services.documents.update(signed_in, tenant, document_id, payload,
+                                                idempotency_key=form_key(data))
         except PressroomError as exc:
             doc = _document(services, signed_in, tenant, document_id)
             return page(request, "document_form.html", status_code=exc.status, errors=[error_message(exc)],
@@ -135,36 +128,29 @@ class DocumentPages(Controller):
     def publish(self, request: Request[Any, Any, Any], tenant: str, document_id: str, data: FormData,
                 signed_in: Principal, services: Services) -> Response[Any]:
         """Publish the version the user confirmed (a newer save is a version conflict)."""
-        version = number(data, "version")
-        command = Command(tenant, "content.publish", f"documents.publish:{document_id}",
-                          payload={"confirm": checked(data, "confirm"), "version": version},
-                          confirm=checked(data, "confirm"), idempotency_key=form_key(data), quota="publish")
-        return self._change(request, services, signed_in, command, content.publish(document_id, version),
-                            document_id, "publish")
+        return self._change(request, tenant, document_id, "publish", lambda: services.documents.publish(
+            signed_in, tenant, document_id, version=number(data, "version"), confirm=checked(data, "confirm"),
+            idempotency_key=form_key(data)))
 
     @post("/documents/{document_id:str}/unpublish", sync_to_thread=True)
     def unpublish(self, request: Request[Any, Any, Any], tenant: str, document_id: str, data: FormData,
                   signed_in: Principal, services: Services) -> Response[Any]:
         """Take the page down now; its operation refreshes listings and feeds."""
-        command = Command(tenant, "content.publish", f"documents.unpublish:{document_id}",
-                          payload={"confirm": checked(data, "confirm")}, confirm=checked(data, "confirm"),
-                          idempotency_key=form_key(data))
-        return self._change(request, services, signed_in, command, content.unpublish(document_id),
-                            document_id, "unpublish")
+        return self._change(request, tenant, document_id, "unpublish", lambda: services.documents.unpublish(
+            signed_in, tenant, document_id, confirm=checked(data, "confirm"), idempotency_key=form_key(data)))
 
     @staticmethod
-    def _change(request: Request[Any, Any, Any], services: Services, principal: Principal, command: Command,
-                action: Any, document_id: str, change: str) -> Response[Any]:
+    def _change(request: Request[Any, Any, Any], tenant: str, document_id: str, change: str,
+                command: Callable[[], CommandResult]) -> Response[Any]:
         try:
-            outcome = services.commands.execute(principal, command, action)
+            outcome = command()
         except PressroomError as exc:
             flash_error(request, exc)
-            return see_other(url("sites", command.tenant, "documents", document_id, change))
-        again = " (already sent: nothing was repeated)" if outcome.body.get("replayed") else ""
+            return see_other(url("sites", tenant, "documents", document_id, change))
+        again = " (already sent: nothing was repeated)" if outcome.replayed else ""
         notice(request, f"{_CHANGES[change][0]} requested: operation {outcome.body['operation_id']} is "
                         f"{outcome.body['status']}{again}.")
-        return see_other(url("sites", command.tenant, "operations"),
-                         background=relay_after(services, command.tenant, outcome))
+        return see_other(url("sites", tenant, "operations"))
 
 
 __all__ = ["DocumentPages"]

@@ -13,7 +13,7 @@ import structlog
 from litestar import MediaType, Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 
-from control_plane.api.errors import HTTP_CODES
+from control_plane.http.errors import HTTP_CODES
 from control_plane.dashboard.security import SECURITY_HEADERS
 from control_plane.dashboard.views import error_page, see_other, url
 from tenant_runtime.errors import PressroomError, Unauthorized

@@ -14,7 +14,7 @@ import msgspec
 from litestar.enums import RequestEncodingType
 from litestar.params import Body
 
-from control_plane.api.schemas import DocumentCreate, DocumentUpdate
+from control_plane.documents.schemas import DocumentCreate, DocumentUpdate
 from tenant_runtime.actions.idempotency import MAX_KEY_LENGTH
 from tenant_runtime.errors import BadRequest
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import UniqueConstraint
+from sqlalchemy import JSON, Column, UniqueConstraint
 from sqlalchemy.orm import registry
 from sqlmodel import Field, SQLModel
 
@@ -57,3 +58,18 @@ class ApiToken(ControlPlaneModel, table=True):
     label: str = Field(default="", max_length=200)
     created_at: datetime = Field(default_factory=utcnow)
     revoked_at: datetime | None = None
+
+
+class OperatorAudit(ControlPlaneModel, table=True):
+    """One operator write (tenant created, suspended, quota set, token issued …), in its own transaction."""
+
+    __tablename__ = "operator_audit"
+
+    id: int | None = Field(default=None, primary_key=True)
+    action: str = Field(index=True, max_length=80)  # dotted: tenant.create, tenant.suspend, token.issue, …
+    actor: str = Field(max_length=80)  # operator:<token id>
+    tenant: str | None = Field(default=None, index=True, max_length=39)
+    object_type: str = Field(max_length=40)
+    object_id: str = Field(max_length=80)
+    data: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    created_at: datetime = Field(default_factory=utcnow, index=True)

@@ -1,1 +1,1 @@
-"""The public site server: read-only, serves rendered objects or renders live."""
+"""The site itself: its versioned navigation, redirects and theme, its search index, its example content."""

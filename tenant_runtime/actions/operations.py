@@ -12,6 +12,7 @@ from tenant_runtime.actions.outbox import detach_from_batch
 from tenant_runtime.errors import ClaimRejected
 from tenant_runtime.ids import as_utc, new_id, utcnow
 from tenant_runtime.operation_states import (
+    CANCELLED,
     DEAD,
     DELIVERING,
     FAILED,
@@ -223,7 +224,7 @@ def cancel(tx: Session, actor: Actor, operation_id: str) -> Operation:
     """Cancel a scheduled operation (only scheduled ones can be)."""
     actor.require("content.publish")
     operation = get_operation(tx, operation_id)
-    set_status(tx, operation, "cancelled")
+    set_status(tx, operation, CANCELLED)
     audit.record(tx, "operation.cancel", actor, "operation", operation_id, operation_id=operation_id)
     return operation
 

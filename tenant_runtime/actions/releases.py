@@ -156,7 +156,7 @@ def create_release(
     return operation
 
 
-def reschedule(tx: Session, tenant: str, actor: Actor, operation_id: str, publish_at: datetime) -> Operation:
+def reschedule(tx: Session, actor: Actor, operation_id: str, publish_at: datetime) -> Operation:
     """A new scheduled operation for the same release; the old one is cancelled and its run ends as a no-op."""
     actor.require("content.publish")
     old = get_operation(tx, operation_id)

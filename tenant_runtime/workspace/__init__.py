@@ -15,7 +15,13 @@ from tenant_runtime.workspace.models import (
     SiteState,
     WorkspaceModel,
 )
-from tenant_runtime.workspace.open import Workspace, WorkspaceFactory, create_workspace, list_tenants, open_workspace
+from tenant_runtime.workspace.open import (
+    TenantMigration,
+    Workspace,
+    WorkspaceFactory,
+    list_tenants,
+    migrate_workspaces,
+)
 
 __all__ = [
     "ROLE_PERMISSIONS",
@@ -32,12 +38,12 @@ __all__ = [
     "SiteResource",
     "SiteResourceRevision",
     "SiteState",
+    "TenantMigration",
     "WebhookDelivery",
     "WebhookEndpoint",
     "Workspace",
     "WorkspaceFactory",
     "WorkspaceModel",
-    "create_workspace",
     "list_tenants",
-    "open_workspace",
+    "migrate_workspaces",
 ]

@@ -176,14 +176,6 @@ def _default_purger(settings: RuntimeSettings) -> Purger:
     return NullPurger()
 
 
-def create_workspace(tenant: str, settings: RuntimeSettings) -> Workspace:
-    return WorkspaceFactory(settings).create(tenant)
-
-
-def open_workspace(tenant: str, settings: RuntimeSettings) -> Workspace:
-    return WorkspaceFactory(settings).open(tenant)
-
-
 def list_tenants(settings: RuntimeSettings) -> list[str]:
     """Tenants that have a workspace on this runtime's data directory."""
     if not settings.tenants_dir.exists():

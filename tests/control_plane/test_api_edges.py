@@ -9,9 +9,11 @@ import msgspec
 import pytest
 from litestar.testing import TestClient
 
-from control_plane.api.schemas import DocumentCreate, DocumentUpdate, TenantCreate, TokenCreate
 from control_plane.app import create_app
-from control_plane.services.container import Services
+from control_plane.container import Services
+from control_plane.documents.schemas import DocumentCreate, DocumentUpdate
+from control_plane.tenants.schemas import TenantCreate, TokenCreate
+from dispatch.prefect_twin import RecordingPrefect
 from tests.fixtures.http_errors import assert_error
 from tests.fixtures.stack import OPERATOR_TOKEN, make_settings
 
@@ -20,12 +22,13 @@ OPERATOR = {"Authorization": f"Bearer {OPERATOR_TOKEN}"}
 
 @pytest.fixture(scope="module")
 def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient[Any]]:
-    """The control plane with Prefect unreachable (port 9): enough for everything that does not deliver.
+    """The control plane over the recording twin of Prefect: enough for everything that does not deliver.
 
-    Shared by the module (tests use their own slugs): creating a tenant waits out the Prefect client's retries.
+    Shared by the module (tests use their own slugs).
     """
-    settings = make_settings(tmp_path_factory.mktemp("api-edges") / "data", api_url="http://127.0.0.1:9/api")
-    with TestClient(create_app(settings, services=Services.build(settings))) as client:
+    settings = make_settings(tmp_path_factory.mktemp("api-edges") / "data")
+    services = Services.build(settings, prefect=RecordingPrefect(), relay_prefect=RecordingPrefect())
+    with TestClient(create_app(settings, services=services)) as client:
         yield client
 
 

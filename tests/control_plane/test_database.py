@@ -11,7 +11,7 @@ from litestar.testing import TestClient
 
 from control_plane.app import create_app
 from control_plane.db import ControlPlaneModel, make_engine, upgrade
-from control_plane.services.container import Services
+from control_plane.container import Services
 from tests.fixtures.stack import OPERATOR_TOKEN, make_settings
 
 pytestmark = pytest.mark.integration

@@ -10,7 +10,7 @@ import pytest
 from litestar.testing import TestClient
 
 from control_plane.settings import ControlPlaneSettings, Settings
-from control_plane.site.app import create_site_app
+from control_plane.public.app import create_site_app
 from dispatch.settings import DispatchSettings
 from tenant_runtime import aggregates, public_records, search
 from tenant_runtime.workspace import Workspace, WorkspaceFactory
@@ -108,7 +108,7 @@ def test_odd_query_strings_still_get_a_search_page(site: TestClient[Any], worksp
 
 
 def test_purges_need_an_allowed_network_and_the_secret() -> None:
-    from control_plane.site.app import SiteServer
+    from control_plane.public.app import SiteServer
 
     server = SiteServer(factory=None, purge_secret="s3cret", purge_networks=("10.0.0.0/8", "127.0.0.0/8"))  # type: ignore[arg-type]
     assert server.may_purge("10.1.2.3", "s3cret") and server.may_purge("127.0.0.1", "s3cret")

@@ -1,7 +1,8 @@
-"""A control plane with the dashboard for unit tests: no Prefect (the relay is a recording twin)."""
+"""A control plane with the dashboard for unit tests: no Prefect (the recording twin stands in for it)."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -13,24 +14,17 @@ import pytest
 from litestar.testing import TestClient
 
 from control_plane.app import create_app
-from control_plane.services.container import Services
+from control_plane.auth import Principal
+from control_plane.container import Services
+from dispatch.prefect_twin import RecordingPrefect
 from tenant_runtime.errors import NotFound
+from tenant_runtime.workspace import WorkspaceFactory
 from tests.fixtures.stack import OPERATOR_TOKEN, make_settings
 
 ORIGIN = "http://testserver.local"  # the TestClient's base URL: what a browser on the dashboard sends
 _CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
 _FORM_KEY = re.compile(r'name="form_key" value="([^"]+)"')
-
-
-class RecordingRelay:
-    """Stands in for the outbox relay: records which tenants were handed over, talks to nobody."""
-
-    def __init__(self) -> None:
-        self.tenants: list[str] = []
-
-    async def relay_tenant(self, tenant: str) -> int:
-        self.tenants.append(tenant)
-        return 0
+OPERATOR = Principal(token_id="test-operator", kind="operator")
 
 
 @dataclass
@@ -75,16 +69,22 @@ class Browser:
 class Dashboard:
     services: Services
     client: TestClient[Any]
-    relay: RecordingRelay
+    factory: WorkspaceFactory
+    prefect: RecordingPrefect  # what the relay sent
 
     def tenant(self, slug: str, role: str = "owner") -> str:
         """Create site ``slug`` (if new) and return a fresh member token with ``role``."""
         try:
-            row = self.services.tenants.get(slug)
+            self.services.tenants.get(slug)
         except NotFound:
-            row = self.services.tenants.create(slug, f"Site {slug}")
-        token, _ = self.services.tokens.issue_member_token(row, role)
-        return token
+            asyncio.run(self.services.tenants.create(OPERATOR, slug, f"Site {slug}"))
+        return self.services.tenants.issue_token(OPERATOR, slug, role).token
+
+    @property
+    def relayed(self) -> list[str]:
+        """The tenants whose committed operations reached (the twin of) Prefect, in order."""
+        self.services.handoff.flush()
+        return [call["request"].tenant for call in self.prefect.called("create_run")]
 
     def browser(self, token: str | None = None) -> Browser:
         """A browser session sharing the app, with its own cookies; signed in if ``token`` is given."""
@@ -98,13 +98,13 @@ class Dashboard:
     def documents(self, tenant: str) -> list[Any]:
         from tenant_runtime import queries
 
-        with self.services.factory.open(tenant).reader() as tx:
+        with self.factory.open(tenant).reader() as tx:
             return list(queries.list_documents(tx))
 
     def operations(self, tenant: str) -> list[Any]:
         from tenant_runtime import queries
 
-        with self.services.factory.open(tenant).reader() as tx:
+        with self.factory.open(tenant).reader() as tx:
             return list(queries.list_operations(tx))
 
 
@@ -112,11 +112,11 @@ class Dashboard:
 def dashboard(tmp_path: Path) -> Iterator[Dashboard]:
     """The control-plane app (dashboard included) on a fresh data directory."""
     settings = make_settings(tmp_path / "data")
-    services = Services.build(settings)
-    relay = RecordingRelay()
-    services.relay = relay  # type: ignore[assignment]
+    factory = WorkspaceFactory(settings.runtime)
+    prefect = RecordingPrefect()
+    services = Services.build(settings, factory=factory, prefect=RecordingPrefect(), relay_prefect=prefect)
     with TestClient(create_app(settings, services=services), base_url=ORIGIN) as client:
-        yield Dashboard(services, client, relay)
+        yield Dashboard(services, client, factory, prefect)
 
 
 @pytest.fixture

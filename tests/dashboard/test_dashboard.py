@@ -10,7 +10,8 @@ from sqlmodel import Session
 
 from control_plane.dashboard.session import SECRET_VAR, session_secret
 from control_plane.db.models import ApiToken
-from tenant_runtime.actions import operations as ops
+from tenant_runtime.actions import operations as operation_actions
+from tenant_runtime.workflows import Carried
 from tests.dashboard.conftest import Browser, Dashboard
 
 DOC = {"slug": "launch", "title": "Launch day", "body": "We are **live**.", "kind": "post"}
@@ -207,7 +208,7 @@ def test_a_viewer_cannot_publish_and_is_told_why(dashboard: Dashboard) -> None:
 
     assert "does not allow content.publish" in _flash(response.text) and "forbidden" in _flash(response.text)
     assert [d.status for d in dashboard.documents("acme")] == ["draft"]
-    assert dashboard.operations("acme") == [] and dashboard.relay.tenants == []
+    assert dashboard.operations("acme") == [] and dashboard.relayed == []
 
 
 def test_publishing_needs_the_confirmation_box(dashboard: Dashboard) -> None:
@@ -237,7 +238,7 @@ def test_a_confirmed_publish_queues_one_operation_even_when_sent_twice(dashboard
     (operation,) = dashboard.operations("acme")
     assert operation.kind == "publish" and operation.id in first.text and 'data-status="queued"' in first.text
     assert [(d.status, d.published_version) for d in dashboard.documents("acme")] == [("published", 1)]
-    assert dashboard.relay.tenants == ["acme"]  # the replay has nothing new to hand over
+    assert dashboard.relayed == ["acme"]  # the replay has nothing new to hand over
 
 
 def test_publishing_a_version_edited_since_the_confirmation_is_a_conflict(dashboard: Dashboard) -> None:
@@ -275,9 +276,10 @@ def test_a_dead_operation_shows_its_error_and_can_be_retried(dashboard: Dashboar
     browser.get(f"/dashboard/sites/acme/documents/{doc_id}/publish")
     browser.post(f"/dashboard/sites/acme/documents/{doc_id}/publish", {"confirm": "yes", "version": "1"})
     (operation,) = dashboard.operations("acme")
-    with dashboard.services.factory.open("acme").transaction() as tx:  # a delivery that failed for good
-        ops.claim(tx, operation.id, flow_run_id="run-1", expected={})
-        ops.fail(tx, operation.id, step="render_page", error_code="render_failed", error_message="theme broke",
+    with dashboard.factory.open("acme").transaction() as tx:  # a delivery that failed for good
+        carried = Carried(operation_id=operation.id, workflow=operation.flow_name, fields={})
+        operation_actions.claim(tx, carried, flow_run_id="run-1")
+        operation_actions.fail(tx, operation.id, step="render_page", error_code="render_failed", error_message="theme broke",
                  max_retries=5, next_attempt_at=None, permanent=True)
 
     page = browser.get("/dashboard/sites/acme/operations?status=dead")

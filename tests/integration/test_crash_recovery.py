@@ -34,22 +34,14 @@ def _deliver(room: Pressroom, tenant: Tenant, kind: str, body: str) -> str:
     if kind == "batch":
         # Queued while no relay runs, the two publishes wait in the outbox together; the worker's
         # first sweep then groups them into one publish_batch run.
-        relay_tenant = room.services.relay.relay_tenant
-        room.services.relay.relay_tenant = _no_relay  # type: ignore[method-assign]
-        try:
+        with room.no_relay():
             first = str(room.publish(tenant, doc["id"])["operation_id"])
             room.publish(tenant, other["id"])
-        finally:
-            room.services.relay.relay_tenant = relay_tenant  # type: ignore[method-assign]
         return first
     response = room.api.post(f"/api/tenants/{tenant.slug}/releases", headers=tenant.headers, json={
         "documents": [{"id": doc["id"], "version": 1}, {"id": other["id"], "version": 1}], "confirm": True})
     assert response.status_code == 202, response.text
     return str(response.json()["operation_id"])
-
-
-async def _no_relay(tenant: str) -> int:
-    return 0
 
 
 def _reference_steps(room: Pressroom, kind: str, tmp_path: Path) -> list[str]:

@@ -6,8 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from control_plane.services import content
-from control_plane.services.commands import Command
+from control_plane.documents.schemas import DocumentCreate
 from tests.fixtures.stack import Pressroom
 
 pytestmark = pytest.mark.integration
@@ -52,14 +51,12 @@ def test_concurrent_writers_on_one_tenant_database_never_fail_a_command(pressroo
 
     def write(n: int) -> list[int]:
         codes = []
-        create = Command(acme.slug, "content.edit", "documents.create", payload={"n": n})
-        data = type("Doc", (), {"slug": f"w-{n}", "title": f"W {n}", "body": "x" * 2000, "kind": "post"})()
-        outcome = pressroom.services.commands.execute(principal, create, content.create_document(data))
+        data = DocumentCreate(slug=f"w-{n}", title=f"W {n}", body="x" * 2000, kind="post")
+        outcome = pressroom.services.documents.create(principal, acme.slug, data)
         codes.append(outcome.status_code)
         document_id = outcome.body["id"]
-        publish = Command(acme.slug, "content.publish", f"documents.publish:{document_id}", confirm=True)
-        codes.append(pressroom.services.commands.execute(principal, publish,
-                                                         content.publish(document_id, None)).status_code)
+        codes.append(pressroom.services.documents.publish(principal, acme.slug, document_id, version=None,
+                                                          confirm=True).status_code)
         return codes
 
     with ThreadPoolExecutor(max_workers=8) as pool:

@@ -25,7 +25,7 @@ from litestar.routes import HTTPRoute
 
 from control_plane.app import create_app
 from control_plane.local import PrefectServerHandle
-from control_plane.services.container import Services
+from control_plane.container import Services
 from tenant_runtime.errors import InvalidObjectKey
 from tenant_runtime.storage import MemoryStore, TenantStore
 from tests.fixtures.footprint import footprint

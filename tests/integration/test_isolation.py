@@ -31,8 +31,6 @@ from sqlmodel import Session, func, select
 from control_plane.db.models import ApiToken
 from control_plane.db.models import Tenant as TenantRow
 from control_plane.local import PrefectServerHandle
-from control_plane.services import content
-from control_plane.services.commands import Command
 from tenant_runtime.errors import Forbidden
 from tenant_runtime.workspace import ROLE_PERMISSIONS
 from tests.fixtures.footprint import footprint
@@ -265,7 +263,7 @@ def test_an_editor_publishes_but_cannot_do_site_admin_things(world: World) -> No
     # refused, so prove it there with the editor's own principal.
     principal = room.services.tokens.resolve(editor["Authorization"])
     with pytest.raises(Forbidden) as refused:
-        room.services.commands.execute(principal, Command(world.a.slug, "site.admin", "site.seed"), content.seed())
+        room.services.site.seed(principal, world.a.slug)
     assert refused.value.details == {"permission": "site.admin", "role": "editor"}
     assert_error(room.api.post(f"/ops/tenants/{world.a.slug}/seed", headers=editor), 403, "forbidden")
     assert footprint(room, world.a.slug) == before

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from control_plane.site.app import create_site_asgi
+from control_plane.public.app import create_site_asgi
 from tenant_runtime.actions.documents import create_document
 from tenant_runtime.actions.publishing import publish_document
 from tenant_runtime.edge.varnish import render_vcl

@@ -1,1 +1,0 @@
-"""HTTP edges of the control plane: thin handlers over services."""

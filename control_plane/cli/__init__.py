@@ -1,0 +1,23 @@
+"""The ``pressroom`` command: run the stack, its servers and worker, and operate tenants.
+
+    common.py      the Typer app, console, settings, services, the CLI's operator principal
+    servers.py     up, serve, site, worker, migrate
+    tenants.py     tenants list|create, operator-token (audited operator writes)
+    operations.py  operations list|retry, runs describe
+"""
+
+from __future__ import annotations
+
+import os
+
+from control_plane.cli import operations, servers, tenants  # noqa: F401  (they register their commands)
+from control_plane.cli.common import app
+
+
+def main() -> None:
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    os.environ.setdefault("DO_NOT_TRACK", "1")
+    app()
+
+
+__all__ = ["app", "main"]

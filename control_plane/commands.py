@@ -1,0 +1,69 @@
+"""The control plane's half of the command layer: one path for every effect a user asks for.
+
+authenticate (the edge) → tenant access (404 for other tenants) → tenant active
+(423) → permission (403) → confirmation (400) → the tenant runtime, which binds
+the idempotency key to the request hash (repeat = first answer, other body =
+409), checks the quota (429) and runs the tenant-runtime action, its audit row
+and the idempotency record in ONE transaction, then hands committed work to
+the relay. Area services build each command once; the API, the dashboard and
+the CLI pass only the principal, the idempotency key and the confirmation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from control_plane.auth import Principal
+from control_plane.tenants.services import TenantService
+from dispatch.runtime import CommandResult, RuntimeClient
+from dispatch.runtime import messages as m
+from tenant_runtime.errors import ConfirmationRequired, TenantSuspended
+
+# What counts against a tenant's publishes per hour.
+PUBLISH_QUOTA_KINDS = ("publish", "release")
+
+
+@dataclass(frozen=True)
+class Command:
+    """A tenant command as an area service builds it."""
+
+    tenant: str
+    permission: str
+    scope: str  # the route it stands for, e.g. "documents.publish:doc_x"
+    message: m.Message
+    confirm: bool | None = None  # None: no confirmation needed
+    idempotency_key: str | None = None
+    counts_as_publish: bool = False
+
+
+class CommandGate:
+    """Checks what only the control plane knows, then runs the command in the tenant's runtime."""
+
+    def __init__(self, tenants: TenantService, runtime: RuntimeClient) -> None:
+        self.tenants = tenants
+        self.runtime = runtime
+
+    def execute(self, principal: Principal, command: Command) -> CommandResult:
+        actor = principal.tenant_actor(command.tenant)
+        tenant = self.tenants.get(command.tenant)
+        if tenant.status != "active":
+            raise TenantSuspended("This site is suspended.", details={"tenant": tenant.slug})
+        actor.require(command.permission)
+        if command.confirm is False:
+            raise ConfirmationRequired(
+                'This changes the public site: send {"confirm": true} to go ahead.', details={"field": "confirm"}
+            )
+        quota = m.Quota(PUBLISH_QUOTA_KINDS, tenant.publishes_per_hour) if command.counts_as_publish else None
+        return self.runtime.execute(command.tenant, m.Command(
+            actor=m.ActorRef(id=actor.id, role=actor.role), scope=command.scope, message=command.message,
+            idempotency_key=command.idempotency_key, quota=quota))
+
+    def reader(self, principal: Principal, tenant: str) -> m.ActorRef:
+        """Who reads ``tenant``'s data: tenant access and ``content.view`` (the runtime checks again)."""
+        ref = principal.actor_ref(tenant)
+        self.tenants.get(tenant)
+        principal.tenant_actor(tenant).require("content.view")
+        return ref
+
+
+__all__ = ["PUBLISH_QUOTA_KINDS", "Command", "CommandGate"]

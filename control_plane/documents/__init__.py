@@ -1,0 +1,1 @@
+"""Documents of a site: write, edit, publish and unpublish."""

@@ -1,0 +1,67 @@
+"""Guards every JSON API request passes, and the operator guard of the operator API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from litestar import Request
+from litestar.connection import ASGIConnection
+from litestar.exceptions import HTTPException, ValidationException
+from litestar.handlers import BaseRouteHandler
+
+from control_plane.http.dependencies import principal_of
+from tenant_runtime.errors import Forbidden
+
+JSON_API_PREFIXES = ("/api/", "/ops/")
+
+
+def require_json_body(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+    """A body sent to the JSON APIs must be declared JSON: anything else is a 415 before it is read.
+
+    Litestar would decode any body as JSON whatever its Content-Type; refusing
+    ``text/plain`` and form posts also keeps browsers' CORS-free "simple requests" out.
+    """
+    if not connection.scope["path"].startswith(JSON_API_PREFIXES):
+        return
+    headers = connection.headers
+    if not headers.get("transfer-encoding") and headers.get("content-length", "0").strip() in ("", "0"):
+        return
+    media_type = headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if media_type == "application/json" or (media_type.startswith("application/") and media_type.endswith("+json")):
+        return
+    raise HTTPException(status_code=415, detail="Send the request body as JSON (Content-Type: application/json).")
+
+
+async def decode_strictly(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> None:
+    """Refuse bodies that only fit the schema after coercion (``"confirm": 1``, ``"force": "true"``).
+
+    Litestar converts request data leniently; the JSON APIs promise the types
+    their OpenAPI schema states, so the body is decoded once more, strictly.
+    """
+    if not connection.scope["path"].startswith(JSON_API_PREFIXES) or connection.scope.get("method") == "GET":
+        return
+    parameter = handler.parsed_fn_signature.parameters.get("data")  # type: ignore[attr-defined]
+    if parameter is None:
+        return
+    body = await Request(connection.scope, connection.receive).body()
+    if not body:
+        return
+    try:
+        msgspec.json.decode(body, type=parameter.annotation, strict=True)
+    except msgspec.ValidationError as exc:
+        message, _, path = str(exc).partition(" - at `$.")
+        key = path.rstrip("`").split(".")[0].split("[")[0] if path else "body"
+        raise ValidationException(detail=f"Validation failed for POST {connection.scope['path']}",
+                                  extra=[{"message": message, "key": key, "source": "body"}]) from None
+    except msgspec.DecodeError:
+        return  # malformed JSON: Litestar's own decoding answers it
+
+
+def operator_only(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+    """The operator API: an operator token, or 401/403 before the handler runs."""
+    if not principal_of(connection).is_operator:
+        raise Forbidden("This endpoint needs an operator token.")
+
+
+__all__ = ["JSON_API_PREFIXES", "decode_strictly", "operator_only", "require_json_body"]

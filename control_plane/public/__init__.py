@@ -1,0 +1,1 @@
+"""The public site server: readers' pages, feeds, search and public records, read-only."""

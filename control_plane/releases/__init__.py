@@ -1,0 +1,1 @@
+"""Releases: several documents, the navigation, the redirects and the theme, published together, now or later."""

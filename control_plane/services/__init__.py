@@ -1,1 +1,0 @@
-"""Control-plane services: the logic behind the thin HTTP and CLI edges."""

@@ -1,0 +1,120 @@
+"""Operator actions: every operator write checks, executes and writes its audit row in one transaction.
+
+Dotted action names, kept in the control-plane database (``operator_audit``)
+and readable through ``GET /ops/audit``:
+
+    tenant.create  tenant.suspend  tenant.resume  tenant.quota.set
+    token.issue    token.operator.issue
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from sqlmodel import Session, select
+
+from control_plane.auth import MEMBER_ROLES, Principal, new_member_token, new_operator_token
+from control_plane.db.models import ApiToken, OperatorAudit, Tenant
+from tenant_runtime.errors import AlreadyExists, BadRequest, Forbidden, NotFound
+from tenant_runtime.ids import check_tenant_slug, utcnow
+
+STATUSES = ("active", "suspended")
+# A write to one tenant's row by an operator: (session, operator, slug, value) -> the row.
+TenantWrite = Callable[[Session, Principal, str, Any], Tenant]
+MAX_PUBLISHES_PER_HOUR = 1_000_000
+
+
+def _operator(principal: Principal) -> str:
+    if not principal.is_operator:
+        raise Forbidden("Only an operator may do this.")
+    return f"operator:{principal.token_id}"
+
+
+def record(session: Session, actor: str, action: str, *, tenant: str | None, object_type: str, object_id: str,
+           **data: Any) -> OperatorAudit:
+    """Add the audit row of an operator write to its transaction."""
+    entry = OperatorAudit(action=action, actor=actor, tenant=tenant, object_type=object_type, object_id=object_id,
+                          data=data)
+    session.add(entry)
+    return entry
+
+
+def tenant_row(session: Session, slug: str) -> Tenant:
+    tenant = session.exec(select(Tenant).where(Tenant.slug == slug)).first()
+    if tenant is None:
+        raise NotFound(f"Tenant {slug!r} not found.", details={"tenant": slug})
+    return tenant
+
+
+def check_new_tenant(session: Session, slug: str, name: str) -> str:
+    """A valid, unused slug and a 1-200 character name; returns the trimmed name."""
+    check_tenant_slug(slug)
+    name = name.strip()
+    if not name or len(name) > 200:
+        raise BadRequest("A site name is 1-200 characters.", details={"field": "name"})
+    if session.exec(select(Tenant).where(Tenant.slug == slug)).first() is not None:
+        raise AlreadyExists("A tenant with this slug exists.", details={"slug": slug})
+    return name
+
+
+def create_tenant(session: Session, principal: Principal, slug: str, name: str, *, publishes_per_hour: int) -> Tenant:
+    """The tenant's control-plane row (its workspace is created first, idempotently, by the service)."""
+    actor = _operator(principal)
+    name = check_new_tenant(session, slug, name)
+    tenant = Tenant(slug=slug, name=name, publishes_per_hour=publishes_per_hour)
+    session.add(tenant)
+    record(session, actor, "tenant.create", tenant=slug, object_type="tenant", object_id=slug, name=name,
+           publishes_per_hour=publishes_per_hour)
+    return tenant
+
+
+def set_status(session: Session, principal: Principal, slug: str, status: str) -> Tenant:
+    """Suspend or resume (the service pauses or resumes the tenant's queue first)."""
+    actor = _operator(principal)
+    if status not in STATUSES:
+        raise BadRequest("status is active or suspended.", details={"status": status, "allowed": list(STATUSES)})
+    tenant = tenant_row(session, slug)
+    before = tenant.status
+    tenant.status, tenant.updated_at = status, utcnow()
+    session.add(tenant)
+    action = "tenant.suspend" if status == "suspended" else "tenant.resume"
+    record(session, actor, action, tenant=slug, object_type="tenant", object_id=slug, before=before)
+    return tenant
+
+
+def set_quota(session: Session, principal: Principal, slug: str, publishes_per_hour: int) -> Tenant:
+    actor = _operator(principal)
+    if not 0 <= publishes_per_hour <= MAX_PUBLISHES_PER_HOUR:
+        raise BadRequest(f"publishes_per_hour is 0-{MAX_PUBLISHES_PER_HOUR}.", details={"field": "publishes_per_hour"})
+    tenant = tenant_row(session, slug)
+    before = tenant.publishes_per_hour
+    tenant.publishes_per_hour, tenant.updated_at = publishes_per_hour, utcnow()
+    session.add(tenant)
+    record(session, actor, "tenant.quota.set", tenant=slug, object_type="tenant", object_id=slug,
+           publishes_per_hour=publishes_per_hour, before=before)
+    return tenant
+
+
+def issue_member_token(session: Session, principal: Principal, slug: str, role: str,
+                       name: str = "") -> tuple[str, ApiToken]:
+    """A member token with ``role`` in the tenant; the audit row names the token, never its value."""
+    actor = _operator(principal)
+    if role not in MEMBER_ROLES:
+        raise BadRequest("role is owner, editor or viewer.", details={"role": role, "allowed": list(MEMBER_ROLES)},
+                         code="invalid_role")
+    token, row = new_member_token(session, tenant_row(session, slug), role, name=name)
+    record(session, actor, "token.issue", tenant=slug, object_type="api_token", object_id=row.id, role=role)
+    return token, row
+
+
+def issue_operator_token(session: Session, principal: Principal, label: str = "") -> tuple[str, ApiToken]:
+    actor = _operator(principal)
+    token, row = new_operator_token(session, label)
+    record(session, actor, "token.operator.issue", tenant=None, object_type="api_token", object_id=row.id,
+           label=label)
+    return token, row
+
+
+__all__ = ["TenantWrite", "check_new_tenant", "create_tenant", "issue_member_token", "issue_operator_token", "record",
+           "set_quota", "set_status", "tenant_row"]

@@ -1,0 +1,93 @@
+"""Operator API: tenants, their queues and tokens, operations across tenants, the operator audit."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from litestar import Controller, Response, get, patch, post
+from litestar.params import Parameter
+
+from control_plane.auth import Principal
+from control_plane.container import Services
+from control_plane.http.errors import error_responses
+from control_plane.http.guards import operator_only
+from control_plane.http.responses import respond
+from control_plane.operations.schemas import OperationStatus
+from control_plane.tenants.schemas import (
+    AuditOut,
+    QuotaUpdate,
+    TenantCreate,
+    TenantOut,
+    TenantStatus,
+    TokenCreate,
+    TokenOut,
+)
+from dispatch.runtime import OperationOut
+
+AuditAction = Annotated[str | None, Parameter(required=False, min_length=1, max_length=80,
+                                             pattern=r"^[a-z][a-z0-9_.]*$")]
+TenantSlug = Annotated[str | None, Parameter(required=False, min_length=2, max_length=39,
+                                             pattern=r"^[a-z][a-z0-9-]{1,38}$")]
+
+
+class OperatorController(Controller):
+    path = "/ops"
+    tags = ["operators"]
+    guards = [operator_only]
+
+    @post("/tenants", status_code=201)
+    async def create_tenant(self, data: TenantCreate, principal: Principal, services: Services) -> TenantOut:
+        """Create a tenant: its row, its workspace database and its delivery queue."""
+        return await services.tenants.create(principal, data.slug, data.name)
+
+    @get("/tenants", sync_to_thread=True)
+    def list_tenants(self, principal: Principal, services: Services,
+                     status: TenantStatus | None = None) -> list[TenantOut]:
+        """Every tenant."""
+        return [services.tenants.out(t) for t in services.tenants.list(status=status)]
+
+    @get("/tenants/{slug:str}")
+    async def read_tenant(self, slug: str, principal: Principal, services: Services) -> TenantOut:
+        """A tenant with its queue depth and late runs."""
+        return await services.tenants.detail(principal, slug)
+
+    @post("/tenants/{slug:str}/suspend", status_code=200)
+    async def suspend(self, slug: str, principal: Principal, services: Services) -> TenantOut:
+        """Pause the tenant's queue and refuse its commands (423)."""
+        return await services.tenants.set_status(principal, slug, "suspended")
+
+    @post("/tenants/{slug:str}/resume", status_code=200)
+    async def resume(self, slug: str, principal: Principal, services: Services) -> TenantOut:
+        """Resume the tenant's queue and accept its commands again."""
+        return await services.tenants.set_status(principal, slug, "active")
+
+    @patch("/tenants/{slug:str}/quota", sync_to_thread=True)
+    def set_quota(self, slug: str, data: QuotaUpdate, principal: Principal, services: Services) -> TenantOut:
+        """Set the tenant's publishes-per-hour quota."""
+        return services.tenants.set_quota(principal, slug, data.publishes_per_hour)
+
+    @post("/tenants/{slug:str}/tokens", sync_to_thread=True, status_code=201)
+    def issue_token(self, slug: str, data: TokenCreate, principal: Principal, services: Services) -> TokenOut:
+        """A member token with a role; shown once, stored hashed."""
+        return services.tenants.issue_token(principal, slug, data.role, data.name)
+
+    @post("/tenants/{slug:str}/seed", sync_to_thread=True, status_code=202, responses=error_responses(423, 429))
+    def seed(self, slug: str, principal: Principal, services: Services) -> Response[dict[str, Any]]:
+        """Run seed_example_site for the tenant."""
+        return respond(services.site.seed(principal, slug))
+
+    @get("/operations", sync_to_thread=True)
+    def operations(self, principal: Principal, services: Services, status: OperationStatus | None = None,
+                   limit: Annotated[int, Parameter(ge=1, le=1000, required=False)] = 200) -> list[OperationOut]:
+        """Operations across tenants (e.g. ``?status=dead``)."""
+        return services.operations.across(principal, services.tenants.list(), status=status, limit=limit)
+
+    @get("/audit", sync_to_thread=True)
+    def audit(self, principal: Principal, services: Services, action: AuditAction = None,
+              tenant: TenantSlug = None,
+              limit: Annotated[int, Parameter(ge=1, le=1000, required=False)] = 100) -> list[AuditOut]:
+        """Operator writes, newest first (``?action=tenant.suspend``, ``?tenant=acme``)."""
+        return services.tenants.audit(action=action, tenant=tenant, limit=limit)
+
+
+__all__ = ["OperatorController"]

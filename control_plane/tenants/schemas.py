@@ -1,0 +1,70 @@
+"""Schemas of the operator API."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+import msgspec
+from msgspec import Meta
+
+from control_plane.http.schemas import VISIBLE_TEXT, reject_control
+
+TenantStatus = Literal["active", "suspended"]
+
+
+class TenantCreate(msgspec.Struct, forbid_unknown_fields=True):
+    slug: Annotated[str, Meta(min_length=2, max_length=39, pattern=r"^[a-z][a-z0-9-]{1,38}$")]
+    name: Annotated[str, Meta(min_length=1, max_length=200, pattern=VISIBLE_TEXT)]
+
+    def __post_init__(self) -> None:
+        reject_control("name", self.name)
+
+
+class TokenCreate(msgspec.Struct, forbid_unknown_fields=True):
+    role: Literal["owner", "editor", "viewer"]
+    name: Annotated[str, Meta(max_length=200, pattern=r"^[^\x00-\x1f\x7f]*$")] = ""
+
+    def __post_init__(self) -> None:
+        reject_control("name", self.name)
+
+
+class QuotaUpdate(msgspec.Struct, forbid_unknown_fields=True):
+    publishes_per_hour: Annotated[int, Meta(ge=0, le=1_000_000)]
+
+
+class TenantOut(msgspec.Struct):
+    slug: str
+    name: str
+    status: str
+    queue: str
+    publishes_per_hour: int
+    created_at: datetime
+    site_url: str
+    queue_depth: int | None = None
+    late_runs: int | None = None
+    late_by_seconds: float | None = None
+    prefect: str | None = None
+
+
+class TokenOut(msgspec.Struct):
+    id: str
+    token: str
+    role: str
+    tenant: str
+
+
+class AuditOut(msgspec.Struct):
+    """One operator write."""
+
+    id: int
+    action: str
+    actor: str
+    tenant: str | None
+    object_type: str
+    object_id: str
+    data: dict[str, Any]
+    created_at: datetime
+
+
+__all__ = ["AuditOut", "QuotaUpdate", "TenantCreate", "TenantOut", "TenantStatus", "TokenCreate", "TokenOut"]

@@ -1,0 +1,144 @@
+"""Tenants as the control plane keeps them: reads, and the operator writes (each an audited action)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import structlog
+from sqlalchemy import Engine
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, col, select
+
+from control_plane.auth import Principal
+from control_plane.db.models import OperatorAudit, Tenant
+from control_plane.tenants import actions
+from control_plane.tenants.schemas import AuditOut, TenantOut, TokenOut
+from dispatch.prefect_port import PrefectPort, PrefectUnavailable
+from dispatch.runtime import RuntimeClient
+from dispatch.runtime import messages as m
+from dispatch.settings import DispatchSettings
+from tenant_runtime.errors import AlreadyExists, NotFound, Unavailable
+from tenant_runtime.ids import as_utc
+
+log = structlog.get_logger("pressroom.tenants")
+# A control-plane answer never waits longer than this on Prefect.
+PREFECT_TIMEOUT = 10.0
+
+
+class TenantService:
+    def __init__(self, engine: Engine, runtime: RuntimeClient, prefect: PrefectPort, dispatch: DispatchSettings, *,
+                 site_url: str, default_publishes_per_hour: int = 600) -> None:
+        self.engine = engine
+        self.runtime = runtime
+        self.prefect = prefect
+        self.dispatch = dispatch
+        self.site_url = site_url
+        self.default_publishes_per_hour = default_publishes_per_hour
+
+    # --- reads ---------------------------------------------------------------------------------------
+
+    def get(self, slug: str) -> Tenant:
+        with Session(self.engine, expire_on_commit=False) as session:
+            tenant = session.exec(select(Tenant).where(Tenant.slug == slug)).first()
+        if tenant is None:
+            raise NotFound(f"Tenant {slug!r} not found.", details={"tenant": slug})
+        return tenant
+
+    def list(self, *, status: str | None = None) -> list[Tenant]:
+        with Session(self.engine, expire_on_commit=False) as session:
+            query = select(Tenant).order_by(col(Tenant.slug))
+            if status is not None:
+                query = query.where(Tenant.status == status)
+            return list(session.exec(query))
+
+    def out(self, tenant: Tenant) -> TenantOut:
+        return TenantOut(slug=tenant.slug, name=tenant.name, status=tenant.status,
+                         queue=self.dispatch.queue_for(tenant.slug), publishes_per_hour=tenant.publishes_per_hour,
+                         created_at=as_utc(tenant.created_at), site_url=f"{self.site_url}/{tenant.slug}")
+
+    async def detail(self, operator: Principal, slug: str) -> TenantOut:
+        """A tenant with its unfinished operations and its late runs (Prefect's view, when it answers)."""
+        tenant = await asyncio.to_thread(self.get, slug)
+        out = self.out(tenant)
+        figures = await asyncio.to_thread(self.runtime.figures, slug, operator.actor_ref(slug))
+        out.queue_depth = figures.unfinished_operations
+        try:
+            late, late_by = await asyncio.wait_for(self.prefect.late_runs(slug), timeout=PREFECT_TIMEOUT)
+            out.late_runs, out.late_by_seconds, out.prefect = late, late_by, "ok"
+        except (TimeoutError, PrefectUnavailable):
+            out.prefect = "unavailable"
+        return out
+
+    def audit(self, *, action: str | None = None, tenant: str | None = None, limit: int = 100) -> list[AuditOut]:
+        """Operator writes, newest first."""
+        with Session(self.engine) as session:
+            query = select(OperatorAudit).order_by(col(OperatorAudit.id).desc()).limit(limit)
+            if action is not None:
+                query = query.where(OperatorAudit.action == action)
+            if tenant is not None:
+                query = query.where(OperatorAudit.tenant == tenant)
+            return [AuditOut(id=int(row.id or 0), action=row.action, actor=row.actor, tenant=row.tenant,
+                             object_type=row.object_type, object_id=row.object_id, data=dict(row.data),
+                             created_at=as_utc(row.created_at)) for row in session.exec(query)]
+
+    # --- operator writes -------------------------------------------------------------------------------
+
+    async def create(self, operator: Principal, slug: str, name: str) -> TenantOut:
+        """The tenant's workspace, its row (audited) and its delivery queue."""
+        tenant = await asyncio.to_thread(self._create, operator, slug, name)
+        try:
+            await asyncio.wait_for(self.prefect.ensure_queue(slug), timeout=PREFECT_TIMEOUT)
+        except (TimeoutError, PrefectUnavailable) as exc:
+            # The relay creates the queue before the tenant's first run if Prefect is down now.
+            log.warning("tenant.queue_deferred", tenant=slug, error=str(exc) or type(exc).__name__)
+        return self.out(tenant)
+
+    def _create(self, operator: Principal, slug: str, name: str) -> Tenant:
+        with Session(self.engine, expire_on_commit=False) as session:
+            name = actions.check_new_tenant(session, slug, name)
+            # The workspace first: creating it is idempotent, so a failed insert leaves nothing visible.
+            self.runtime.execute(slug, m.Command(actor=operator.actor_ref(slug), scope="tenants.create",
+                                                 message=m.CreateWorkspace(title=name)))
+            tenant = actions.create_tenant(session, operator, slug, name,
+                                           publishes_per_hour=self.default_publishes_per_hour)
+            try:
+                session.commit()
+            except IntegrityError:
+                raise AlreadyExists("A tenant with this slug exists.", details={"slug": slug}) from None
+            return tenant
+
+    async def set_status(self, operator: Principal, slug: str, status: str) -> TenantOut:
+        """Suspend (pause the queue, refuse commands with 423) or resume."""
+        await asyncio.to_thread(self.get, slug)
+        try:
+            # The queue first: a suspended tenant must run nothing, so no status flip without it.
+            await asyncio.wait_for(self.prefect.ensure_queue(slug, paused=status == "suspended"),
+                                   timeout=PREFECT_TIMEOUT)
+        except (TimeoutError, PrefectUnavailable) as exc:
+            raise Unavailable("Prefect is unreachable; the queue was not changed. Try again.",
+                              details={"error": str(exc) or type(exc).__name__}) from None
+        return self.out(await asyncio.to_thread(self._write, actions.set_status, operator, slug, status))
+
+    def set_quota(self, operator: Principal, slug: str, publishes_per_hour: int) -> TenantOut:
+        return self.out(self._write(actions.set_quota, operator, slug, publishes_per_hour))
+
+    def issue_token(self, operator: Principal, slug: str, role: str, name: str = "") -> TokenOut:
+        with Session(self.engine, expire_on_commit=False) as session:
+            token, row = actions.issue_member_token(session, operator, slug, role, name)
+            session.commit()
+        return TokenOut(id=row.id, token=token, role=role, tenant=slug)
+
+    def issue_operator_token(self, operator: Principal, label: str = "") -> str:
+        with Session(self.engine, expire_on_commit=False) as session:
+            token, _ = actions.issue_operator_token(session, operator, label)
+            session.commit()
+        return token
+
+    def _write(self, action: actions.TenantWrite, operator: Principal, slug: str, value: object) -> Tenant:
+        with Session(self.engine, expire_on_commit=False) as session:
+            tenant = action(session, operator, slug, value)
+            session.commit()
+            return tenant
+
+
+__all__ = ["PREFECT_TIMEOUT", "TenantService"]

@@ -1,0 +1,1 @@
+"""Plugin webhooks: endpoints called (signed) after each publish."""

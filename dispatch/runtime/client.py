@@ -1,0 +1,68 @@
+"""The seam through which the control plane reaches a tenant's data: ``RuntimeClient`` over a transport.
+
+The control plane never opens a tenant workspace; its services call this
+client, which hands plain requests (``dispatch.runtime.messages``) to a
+transport: ``InProcessRuntime`` today (the workspaces live in this process), a
+transport to the tenant's own runtime process later (the runtimes issue), with
+no change to the controllers, the dashboard or the CLI.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from dispatch.runtime import messages as m
+from dispatch.runtime.views import CommandResult, DocumentOut, OperationOut, ResourceOut, TenantFigures, WebhookOut
+
+
+class RuntimeTransport(Protocol):
+    """Carries a request to the runtime that owns ``tenant`` and brings its answer back."""
+
+    def query(self, tenant: str, actor: m.ActorRef, query: m.Message) -> Any: ...
+
+    def execute(self, tenant: str, command: m.Command) -> CommandResult: ...
+
+
+class RuntimeClient:
+    """Typed calls into tenant runtimes."""
+
+    def __init__(self, transport: RuntimeTransport) -> None:
+        self.transport = transport
+
+    def execute(self, tenant: str, command: m.Command) -> CommandResult:
+        return self.transport.execute(tenant, command)
+
+    def documents(self, tenant: str, actor: m.ActorRef, *, status: str | None = None, kind: str | None = None,
+                  limit: int = 100, offset: int = 0) -> list[DocumentOut]:
+        result: list[DocumentOut] = self.transport.query(
+            tenant, actor, m.ListDocuments(status=status, kind=kind, limit=limit, offset=offset))
+        return result
+
+    def document(self, tenant: str, actor: m.ActorRef, document_id: str) -> DocumentOut:
+        result: DocumentOut = self.transport.query(tenant, actor, m.GetDocument(document_id=document_id))
+        return result
+
+    def operations(self, tenant: str, actor: m.ActorRef, *, status: str | None = None, limit: int = 100,
+                   offset: int = 0) -> list[OperationOut]:
+        result: list[OperationOut] = self.transport.query(
+            tenant, actor, m.ListOperations(status=status, limit=limit, offset=offset))
+        return result
+
+    def operation(self, tenant: str, actor: m.ActorRef, operation_id: str) -> OperationOut:
+        result: OperationOut = self.transport.query(tenant, actor, m.GetOperation(operation_id=operation_id))
+        return result
+
+    def resource(self, tenant: str, actor: m.ActorRef, name: str) -> ResourceOut:
+        result: ResourceOut = self.transport.query(tenant, actor, m.GetSiteResource(name=name))
+        return result
+
+    def webhooks(self, tenant: str, actor: m.ActorRef) -> list[WebhookOut]:
+        result: list[WebhookOut] = self.transport.query(tenant, actor, m.ListWebhooks())
+        return result
+
+    def figures(self, tenant: str, actor: m.ActorRef) -> TenantFigures:
+        result: TenantFigures = self.transport.query(tenant, actor, m.GetFigures())
+        return result
+
+
+__all__ = ["RuntimeClient", "RuntimeTransport"]

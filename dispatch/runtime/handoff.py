@@ -1,0 +1,92 @@
+"""The one place committed work is handed to the relay: a background loop that relays tenants on notice.
+
+A command commits its operation (the outbox row) and calls ``notify(tenant)``;
+the answer goes back at once, never waiting on Prefect. The hand-off runs the
+relay for that tenant on its own thread and event loop (where its Prefect
+client lives), coalescing notices that arrive while a tenant is being relayed
+into one more pass. Whatever it cannot send stays unsent for the worker's sweep.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+import structlog
+
+log = structlog.get_logger("pressroom.handoff")
+
+
+class RelayHandoff:
+    """Relays a tenant in the background after each ``notify``; ``flush`` waits until nothing is pending."""
+
+    def __init__(self, relay_tenant: Callable[[str], Coroutine[Any, Any, int]],
+                 close: Callable[[], Coroutine[Any, Any, None]] | None = None) -> None:
+        self._relay_tenant = relay_tenant
+        self._close = close
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._started = threading.Lock()
+        self._pending: set[str] = set()  # notified, not yet relayed
+        self._running: set[str] = set()
+        self._idle = threading.Condition()
+
+    def notify(self, tenant: str) -> None:
+        """Relay ``tenant`` soon (after the caller's response, on the hand-off thread)."""
+        loop = self._ensure_started()
+        with self._idle:
+            if tenant in self._pending:
+                return  # a pass is already due and will see this commit too
+            self._pending.add(tenant)
+        loop.call_soon_threadsafe(self._schedule, tenant)
+
+    def flush(self, timeout: float = 10.0) -> bool:
+        """Wait until every notified tenant has been relayed; False if ``timeout`` passed first."""
+        with self._idle:
+            return self._idle.wait_for(lambda: not self._pending and not self._running, timeout)
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Finish what is pending, close the relay's client, stop the thread."""
+        if self._loop is None or self._thread is None:
+            return
+        self.flush(timeout)
+        if self._close is not None:
+            asyncio.run_coroutine_threadsafe(self._close(), self._loop).result(timeout)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout)
+        self._loop, self._thread = None, None
+
+    def _ensure_started(self) -> asyncio.AbstractEventLoop:
+        with self._started:
+            if self._loop is None:
+                loop = asyncio.new_event_loop()
+                self._thread = threading.Thread(target=loop.run_forever, name="relay-handoff", daemon=True)
+                self._thread.start()
+                self._loop = loop
+            return self._loop
+
+    def _schedule(self, tenant: str) -> None:
+        with self._idle:
+            if tenant in self._running:
+                return  # the pass in flight re-runs when it ends (the tenant is still pending)
+            self._pending.discard(tenant)
+            self._running.add(tenant)
+        asyncio.ensure_future(self._pass(tenant))
+
+    async def _pass(self, tenant: str) -> None:
+        try:
+            await self._relay_tenant(tenant)
+        except Exception as exc:  # the worker's sweeper re-sends whatever is left
+            log.warning("relay.after_commit_failed", tenant=tenant, error=str(exc) or type(exc).__name__)
+        finally:
+            with self._idle:
+                self._running.discard(tenant)
+                again = tenant in self._pending
+                self._idle.notify_all()
+            if again:
+                self._schedule(tenant)
+
+
+__all__ = ["RelayHandoff"]

@@ -1,0 +1,192 @@
+"""What the control plane asks a tenant runtime: queries and commands, as plain data.
+
+Plain msgspec structs (tagged, so a union of them decodes) rather than
+callables, so the same requests can travel to a runtime in another process.
+A command travels inside ``Command``: who asks (``ActorRef``), the idempotency
+scope and key, and the quota that applies; the runtime runs the idempotency
+check, the quota, the tenant-runtime action and its audit row in one
+transaction, then hands what it committed to the relay.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import msgspec
+
+
+class Message(msgspec.Struct, frozen=True, tag=True, forbid_unknown_fields=True):
+    """Base of every request to a tenant runtime."""
+
+
+class ActorRef(msgspec.Struct, frozen=True):
+    """The principal behind a request, as the tenant's audit log names it, and its role there."""
+
+    id: str
+    role: str
+
+
+class Quota(msgspec.Struct, frozen=True):
+    """At most ``limit`` operations of ``kinds`` per hour."""
+
+    kinds: tuple[str, ...]
+    limit: int
+
+
+# --- queries --------------------------------------------------------------------------------------
+
+
+class ListDocuments(Message, frozen=True):
+    status: str | None = None
+    kind: str | None = None
+    limit: int = 100
+    offset: int = 0
+
+
+class GetDocument(Message, frozen=True):
+    document_id: str
+
+
+class ListOperations(Message, frozen=True):
+    status: str | None = None
+    limit: int = 100
+    offset: int = 0
+
+
+class GetOperation(Message, frozen=True):
+    operation_id: str
+
+
+class GetSiteResource(Message, frozen=True):
+    name: str
+
+
+class ListWebhooks(Message, frozen=True):
+    pass
+
+
+class GetFigures(Message, frozen=True):
+    """Operator figures of the tenant (unfinished operations)."""
+
+
+# --- commands -------------------------------------------------------------------------------------
+
+
+class CreateDocument(Message, frozen=True):
+    slug: str
+    title: str
+    body: str = ""
+    kind: str = "page"
+
+
+class UpdateDocument(Message, frozen=True):
+    document_id: str
+    version: int
+    slug: str | None = None
+    title: str | None = None
+    body: str | None = None
+    kind: str | None = None
+
+
+class PublishDocument(Message, frozen=True):
+    document_id: str
+    version: int | None = None  # the version the user saw; another one is a version conflict
+
+
+class UnpublishDocument(Message, frozen=True):
+    document_id: str
+
+
+class CreateRelease(Message, frozen=True):
+    documents: tuple[tuple[str, int], ...] = ()
+    navigation_version: int | None = None
+    redirects_version: int | None = None
+    theme: str | None = None
+    publish_at: datetime | None = None
+
+
+class RescheduleRelease(Message, frozen=True):
+    operation_id: str
+    publish_at: datetime
+
+
+class UpdateSiteResource(Message, frozen=True):
+    name: str
+    version: int
+    content: Any = None
+
+
+class RegisterWebhook(Message, frozen=True):
+    url: str
+    events: tuple[str, ...] = ("after_publish",)
+    secret: str | None = None
+
+
+class SetWebhookEnabled(Message, frozen=True):
+    endpoint_id: str
+    enabled: bool
+
+
+class RebuildSearch(Message, frozen=True):
+    force: bool = False
+
+
+class SeedSite(Message, frozen=True):
+    pass
+
+
+class RetryOperation(Message, frozen=True):
+    operation_id: str
+
+
+class CancelOperation(Message, frozen=True):
+    operation_id: str
+
+
+class CreateWorkspace(Message, frozen=True):
+    """Create the tenant's workspace (idempotent) titled ``title``: the operator's tenant creation."""
+
+    title: str
+
+
+class Command(msgspec.Struct, frozen=True):
+    """A command with what the runtime needs to run it exactly once and within quota."""
+
+    actor: ActorRef
+    scope: str  # the route it came from, e.g. "documents.publish:doc_x"; part of the idempotency scope
+    message: Message
+    idempotency_key: str | None = None
+    quota: Quota | None = None
+
+
+Query = ListDocuments | GetDocument | ListOperations | GetOperation | GetSiteResource | ListWebhooks | GetFigures
+
+__all__ = [
+    "ActorRef",
+    "CancelOperation",
+    "Command",
+    "CreateDocument",
+    "CreateRelease",
+    "CreateWorkspace",
+    "GetDocument",
+    "GetFigures",
+    "GetOperation",
+    "GetSiteResource",
+    "ListDocuments",
+    "ListOperations",
+    "ListWebhooks",
+    "Message",
+    "PublishDocument",
+    "Query",
+    "Quota",
+    "RebuildSearch",
+    "RegisterWebhook",
+    "RescheduleRelease",
+    "RetryOperation",
+    "SeedSite",
+    "SetWebhookEnabled",
+    "UnpublishDocument",
+    "UpdateDocument",
+    "UpdateSiteResource",
+]

@@ -1,0 +1,120 @@
+"""Query handlers of the in-process runtime: one tenant's rows turned into the views the control plane shows."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from sqlmodel import Session, col, func, select
+
+from dispatch.runtime import messages as m
+from dispatch.runtime.views import AttemptOut, DocumentOut, OperationOut, ResourceOut, TenantFigures, WebhookOut
+from dispatch.settings import DispatchSettings
+from tenant_runtime import queries
+from tenant_runtime.actions import site_resources
+from tenant_runtime.actions.outbox import is_batch
+from tenant_runtime.ids import as_utc
+from tenant_runtime.operation_states import TERMINAL
+from tenant_runtime.workspace import Document, Operation, WebhookEndpoint, Workspace
+
+
+def _aware(value: Any) -> Any:
+    return as_utc(value) if value is not None else None
+
+
+def document_out(ws: Workspace, document: Document) -> DocumentOut:
+    return DocumentOut(
+        id=document.id,
+        slug=document.slug,
+        title=document.title,
+        body=document.body,
+        kind=document.kind,
+        status=document.status,
+        version=document.version,
+        published_version=document.published_version,
+        published_at=_aware(document.published_at),
+        created_at=as_utc(document.created_at),
+        updated_at=as_utc(document.updated_at),
+        url=f"{ws.site_url}/{document.slug}" if document.status == "published" else None,
+    )
+
+
+def operation_out(tx: Session, operation: Operation, dispatch: DispatchSettings, *,
+                  titles: dict[str, str | None] | None = None) -> OperationOut:
+    """An operation with its attempts, its Prefect run link and its document's title."""
+    error = {"code": operation.error_code, "message": operation.error_message} if operation.error_code else None
+    titles = {} if titles is None else titles
+    document_id = operation.document_id
+    if document_id is not None and document_id not in titles:
+        document = tx.get(Document, document_id)
+        titles[document_id] = document.title if document is not None else None
+    return OperationOut(
+        id=operation.id,
+        kind=operation.kind,
+        status=operation.status,
+        document_id=document_id,
+        document_version=operation.document_version,
+        flow_run_id=operation.flow_run_id,
+        batch_id=operation.batch_id if is_batch(operation.batch_id) else None,
+        run_url=dispatch.run_url(operation.flow_run_id),
+        sent=operation.sent_at is not None,
+        send_error=operation.send_error,
+        retries=operation.retries,
+        scheduled_for=_aware(operation.scheduled_for),
+        next_attempt_at=_aware(operation.next_attempt_at),
+        error=error,
+        attempts=[
+            AttemptOut(number=a.number, started_at=as_utc(a.started_at), finished_at=_aware(a.finished_at),
+                       step=a.step, error=a.error)
+            for a in queries.attempts_for(tx, operation.id)
+        ],
+        created_at=as_utc(operation.created_at),
+        updated_at=as_utc(operation.updated_at),
+        finished_at=_aware(operation.finished_at),
+        tenant=None,
+        workflow=operation.flow_name,
+        document_title=titles.get(document_id) if document_id else None,
+    )
+
+
+def resource_out(tx: Session, name: str) -> ResourceOut:
+    resource = site_resources.get_resource(tx, name)
+    return ResourceOut(
+        name=name,
+        version=resource.version,
+        published_version=resource.published_version,
+        content=site_resources.resource_content(tx, name, resource.version),
+        published_content=site_resources.resource_content(tx, name, resource.published_version),
+    )
+
+
+def webhook_out(endpoint: WebhookEndpoint, secret: str | None = None) -> WebhookOut:
+    return WebhookOut(id=endpoint.id, url=endpoint.url, events=list(endpoint.events), enabled=endpoint.enabled,
+                      created_at=as_utc(endpoint.created_at), secret=secret)
+
+
+def _operations(tx: Session, ws: Workspace, q: m.ListOperations, dispatch: DispatchSettings) -> list[OperationOut]:
+    titles: dict[str, str | None] = {}
+    return [operation_out(tx, op, dispatch, titles=titles)
+            for op in queries.list_operations(tx, status=q.status, limit=q.limit, offset=q.offset)]
+
+
+def _figures(tx: Session) -> TenantFigures:
+    unfinished = tx.exec(select(func.count()).where(col(Operation.status).not_in(TERMINAL))).one()
+    return TenantFigures(unfinished_operations=int(unfinished))
+
+
+QueryHandler = Callable[[Session, Workspace, Any, DispatchSettings], Any]
+
+READS: dict[type[m.Message], QueryHandler] = {
+    m.ListDocuments: lambda tx, ws, q, _: [document_out(ws, d) for d in queries.list_documents(
+        tx, status=q.status, kind=q.kind, limit=q.limit, offset=q.offset)],
+    m.GetDocument: lambda tx, ws, q, _: document_out(ws, queries.get_document(tx, q.document_id)),
+    m.ListOperations: lambda tx, ws, q, dispatch: _operations(tx, ws, q, dispatch),
+    m.GetOperation: lambda tx, ws, q, dispatch: operation_out(tx, queries.get_operation(tx, q.operation_id), dispatch),
+    m.GetSiteResource: lambda tx, ws, q, _: resource_out(tx, q.name),
+    m.ListWebhooks: lambda tx, ws, q, _: [webhook_out(e) for e in queries.webhook_endpoints(tx)],
+    m.GetFigures: lambda tx, ws, q, _: _figures(tx),
+}
+
+__all__ = ["READS", "document_out", "operation_out", "resource_out", "webhook_out"]
