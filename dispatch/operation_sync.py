@@ -9,6 +9,7 @@ contract (``tenant_runtime.workflows``).
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 from sqlmodel import Session
 
@@ -44,16 +45,19 @@ class OperationSync:
                     claimed.append(carried.operation_id)
         return claimed
 
-    def settle(self, tenant: str, verdicts: dict[str, Verdict]) -> dict[str, str]:
-        """Record each claimed operation's end: succeeded/superseded, failed (final or with a retry), or dead."""
+    def settle(self, tenant: str, verdicts: dict[str, Verdict], facts: dict[str, Any] | None = None) -> dict[str, str]:
+        """Record each claimed operation's end: succeeded/superseded, failed (final or with a retry), or dead;
+        ``facts`` (what the run reported) are kept with each operation it completed."""
         with self.factory.open(tenant).transaction() as tx:
-            return {operation_id: self._settle_one(tx, operation_id, verdict)
+            return {operation_id: self._settle_one(tx, operation_id, verdict, facts)
                     for operation_id, verdict in verdicts.items()}
 
-    def _settle_one(self, tx: Session, operation_id: str, verdict: Verdict) -> str:
+    def _settle_one(self, tx: Session, operation_id: str, verdict: Verdict, facts: dict[str, Any] | None) -> str:
         operation = get_operation(tx, operation_id)
         if operation.status in TERMINAL:
             return operation.status
+        if facts is not None and not isinstance(verdict, RunFailed):
+            operation.outcome = facts
         if isinstance(verdict, RunFailed):
             delay = self.settings.backoff(operation.retries + 1)
             return operation_actions.fail(

@@ -31,7 +31,7 @@ from dispatch.settlement import read_outcome, verdicts
 from flows import FLOWS
 from tenant_runtime.errors import ClaimRejected, NotFound
 from tenant_runtime.ids import utcnow
-from tenant_runtime.workflows import RunParameters, Workflow, parameters_from_run, run_parameters
+from tenant_runtime.workflows import RunOutcome, RunParameters, Workflow, parameters_from_run, run_parameters
 from tenant_runtime.workspace import WorkspaceFactory, list_tenants
 
 log = structlog.get_logger("pressroom.worker")
@@ -183,7 +183,8 @@ class RuntimeWorker:
             lease.cancel()
         result = await state.aresult(raise_on_failure=False)
         outcome = read_outcome(state.is_completed(), result, state_name=state.type.value, message=state.message)
-        settled = await asyncio.to_thread(self.sync.settle, tenant, verdicts(claimed, outcome))
+        facts = dict(outcome.facts) if isinstance(outcome, RunOutcome) else None
+        settled = await asyncio.to_thread(self.sync.settle, tenant, verdicts(claimed, outcome), facts)
         bound.info("worker.run_finished", state=state.type.value, statuses=dict(Counter(settled.values())))
         try:
             await self.relay.relay_tenant(tenant)

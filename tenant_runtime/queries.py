@@ -129,11 +129,12 @@ def webhook_endpoints(tx: Session, *, event: str | None = None, enabled_only: bo
     return [e for e in endpoints if event is None or event in e.events]
 
 
-def delivered_endpoint_ids(tx: Session, operation_id: str, event: str) -> set[str]:
-    """Endpoints that already acknowledged ``event`` for this operation."""
+def delivered_endpoint_ids(tx: Session, operation_id: str, event: str, document_id: str) -> set[str]:
+    """Endpoints that already acknowledged ``event`` for this document of this operation."""
     rows = tx.exec(
         select(WebhookDelivery.endpoint_id).where(
-            WebhookDelivery.operation_id == operation_id, WebhookDelivery.event == event
+            WebhookDelivery.operation_id == operation_id, WebhookDelivery.event == event,
+            WebhookDelivery.document_id == document_id,
         )
     )
     return set(rows)

@@ -2,9 +2,10 @@
 
 A delivery is a JSON body POSTed to each enabled endpoint, signed with the
 endpoint's secret (``X-Pressroom-Signature: sha256=<hex HMAC-SHA256>``) and
-carrying ``Idempotency-Key: <operation id>:<endpoint id>``. An endpoint that
-answers 2xx is recorded in ``webhook_delivery`` and never called again for
-that operation, so a retry only reaches the endpoints that have not
+carrying ``Idempotency-Key: <operation id>:<document id>:<endpoint id>``. An
+endpoint that answers 2xx is recorded in ``webhook_delivery`` and never called
+again for that document of that operation (a release tells each endpoint about
+each of its documents once), so a retry only reaches the endpoints that have not
 acknowledged yet; a crash between the answer and the record re-sends with the
 same idempotency key, which receivers use to drop the duplicate.
 """
@@ -106,13 +107,14 @@ def encode_body(payload: Mapping[str, Any]) -> bytes:
     return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def delivery_headers(event: str, operation_id: str, endpoint_id: str, secret: str, body: bytes) -> dict[str, str]:
+def delivery_headers(event: str, operation_id: str, document_id: str, endpoint_id: str, secret: str,
+                     body: bytes) -> dict[str, str]:
     return {
         "Content-Type": "application/json",
         "User-Agent": USER_AGENT,
         EVENT_HEADER: event,
         SIGNATURE_HEADER: sign(secret, body),
-        IDEMPOTENCY_HEADER: f"{operation_id}:{endpoint_id}",
+        IDEMPOTENCY_HEADER: f"{operation_id}:{document_id}:{endpoint_id}",
     }
 
 
@@ -133,7 +135,7 @@ def deliver_after_publish(
     """Call every enabled ``after_publish`` endpoint not yet acknowledged for this operation."""
     with ws.reader() as tx:
         endpoints = queries.webhook_endpoints(tx, event=AFTER_PUBLISH, enabled_only=True)
-        done = queries.delivered_endpoint_ids(tx, operation_id, AFTER_PUBLISH)
+        done = queries.delivered_endpoint_ids(tx, operation_id, AFTER_PUBLISH, document_id)
         revision = queries.get_revision(tx, document_id, version)
         url = site_view(ws, tx).url_for(revision.slug)
     body = encode_body({
@@ -145,7 +147,7 @@ def deliver_after_publish(
     delivered, failures = 0, []
     pending = [e for e in endpoints if e.id not in done]
     for endpoint in pending:
-        headers = delivery_headers(AFTER_PUBLISH, operation_id, endpoint.id, endpoint.secret, body)
+        headers = delivery_headers(AFTER_PUBLISH, operation_id, document_id, endpoint.id, endpoint.secret, body)
         try:
             status = sender.send(endpoint.url, body, headers)
         except Exception as exc:  # noqa: BLE001 — one endpoint's outage must not keep the others from theirs
@@ -155,7 +157,7 @@ def deliver_after_publish(
         if not 200 <= status < 300:
             failures.append(_failure(endpoint.id, f"HTTP {status}"))
             continue
-        _record(ws, operation_id, endpoint.id, status)
+        _record(ws, operation_id, document_id, endpoint.id, status)
         delivered += 1
     if failures:
         ws.log.warning("webhooks.delivery_failed", operation_id=operation_id, failures=failures)
@@ -166,12 +168,13 @@ def deliver_after_publish(
     return {"endpoints": len(endpoints), "delivered": delivered, "skipped": len(endpoints) - len(pending)}
 
 
-def _record(ws: Workspace, operation_id: str, endpoint_id: str, status: int) -> None:
+def _record(ws: Workspace, operation_id: str, document_id: str, endpoint_id: str, status: int) -> None:
     with ws.transaction() as tx:
-        if endpoint_id in queries.delivered_endpoint_ids(tx, operation_id, AFTER_PUBLISH):
+        if endpoint_id in queries.delivered_endpoint_ids(tx, operation_id, AFTER_PUBLISH, document_id):
             return  # a concurrent attempt recorded it first
         tx.add(WebhookDelivery(operation_id=operation_id, endpoint_id=endpoint_id, event=AFTER_PUBLISH,
-                               status="delivered", status_code=status, delivered_at=utcnow()))
+                               document_id=document_id, status="delivered", status_code=status,
+                               delivered_at=utcnow()))
 
 
 __all__ = [

@@ -74,6 +74,7 @@ def operation_out(tx: Session, operation: Operation, dispatch: DispatchSettings,
         tenant=None,
         workflow=operation.flow_name,
         document_title=titles.get(document_id) if document_id else None,
+        outcome=operation.outcome,
     )
 
 

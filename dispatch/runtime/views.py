@@ -59,6 +59,8 @@ class OperationOut(msgspec.Struct):
     # The workflow that delivers it, and the title of its document (if it has one that still exists).
     workflow: str | None = None
     document_title: str | None = None
+    # What the run that completed it reported (purged surrogate keys, counts …).
+    outcome: dict[str, Any] | None = None
 
 
 class ResourceOut(msgspec.Struct):

@@ -28,15 +28,19 @@ class WebhookEndpoint(WorkspaceModel, table=True):
 
 
 class WebhookDelivery(WorkspaceModel, table=True):
-    """A delivery an endpoint acknowledged (2xx) for one operation: a retry never sends it again."""
+    """A delivery an endpoint acknowledged (2xx) for one document of one operation: a retry never sends it again.
+
+    A release delivers several documents in one operation, so the document is part of what is delivered once.
+    """
 
     __tablename__ = "webhook_delivery"
-    __table_args__ = (UniqueConstraint("operation_id", "endpoint_id", "event"),)
+    __table_args__ = (UniqueConstraint("operation_id", "endpoint_id", "event", "document_id"),)
 
     id: int | None = Field(default=None, primary_key=True)
     operation_id: str = Field(index=True)
     endpoint_id: str = Field(foreign_key="webhook_endpoint.id", index=True)
     event: str
+    document_id: str = ""
     status: str = "delivered"
     status_code: int
     delivered_at: datetime = Field(default_factory=utcnow)

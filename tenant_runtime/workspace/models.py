@@ -83,6 +83,8 @@ class Operation(WorkspaceModel, table=True):
     next_attempt_at: datetime | None = None
     error_code: str | None = None
     error_message: str | None = None
+    # What the run that settled it reported (the typed outcome's facts): purged tags, counts, …
+    outcome: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
     created_at: datetime = Field(default_factory=utcnow)
     updated_at: datetime = Field(default_factory=utcnow)
     finished_at: datetime | None = None

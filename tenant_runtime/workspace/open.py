@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import structlog
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.pool import NullPool
 from sqlmodel import Session
 
@@ -46,12 +46,17 @@ class Workspace:
 
     @contextmanager
     def reader(self) -> Iterator[Session]:
-        with Session(self.engine, expire_on_commit=False) as session:
+        """Reads only: a deferred BEGIN, so a reader never takes (or waits for) the write lock."""
+        with Session(self.engine.execution_options(**{_READS: True}), expire_on_commit=False) as session:
             yield session
 
     @property
     def site_url(self) -> str:
         return f"{self.settings.site_url}/{self.tenant}"
+
+
+# The execution option ``Workspace.reader`` sets: the connection's transaction only reads.
+_READS = "pressroom_reads"
 
 
 def _sqlite_engine(path: Path, *, busy_timeout_ms: int, read_only: bool) -> Engine:
@@ -75,8 +80,11 @@ def _sqlite_engine(path: Path, *, busy_timeout_ms: int, read_only: bool) -> Engi
         cursor.close()
 
     @event.listens_for(engine, "begin")
-    def _begin(connection: object) -> None:
-        connection.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")  # type: ignore[attr-defined]
+    def _begin(connection: Connection) -> None:
+        # Writers take the write lock up front (no lock upgrade, so no deadlock between two writers);
+        # readers (``Workspace.reader``) only need a snapshot, which WAL gives without blocking writers.
+        reads = read_only or connection.get_execution_options().get(_READS, False)
+        connection.exec_driver_sql("BEGIN" if reads else "BEGIN IMMEDIATE")
 
     return engine
 

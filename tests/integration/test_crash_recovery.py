@@ -23,13 +23,26 @@ def _succeeded_audits(room: Pressroom, tenant: Tenant, op_id: str) -> int:
 
 
 def _deliver(room: Pressroom, tenant: Tenant, kind: str, body: str) -> str:
-    """Start a publish (one document), a coalesced publish (two, one batch run) or a release (two).
+    """Start a publish (one document), a coalesced publish (two, one batch run), a release (two) or an
+    unpublish (of a page published first by an in-process worker, so only the unpublish is the process's).
 
     Returns the operation id (of the first member, for a batch).
     """
     doc = room.create_document(tenant, "story", body=body)
     if kind == "publish":
         return str(room.publish(tenant, doc["id"])["operation_id"])
+    if kind == "unpublish":
+        worker = room.start_worker(tenant)
+        try:
+            published = room.publish(tenant, doc["id"])["operation_id"]
+            assert room.wait_operation(tenant, published)["status"] == "succeeded"
+        finally:
+            room.workers.remove(worker)
+            worker.stop()
+        response = room.api.post(f"/api/tenants/{tenant.slug}/documents/{doc['id']}/unpublish",
+                                 json={"confirm": True}, headers=tenant.headers)
+        assert response.status_code == 202, response.text
+        return str(response.json()["operation_id"])
     other = room.create_document(tenant, "sidebar", kind="page", body="second page of the release")
     if kind == "batch":
         # Queued while no relay runs, the two publishes wait in the outbox together; the worker's
@@ -56,7 +69,7 @@ def _reference_steps(room: Pressroom, kind: str, tmp_path: Path) -> list[str]:
     return worker.executions(tenant.slug)
 
 
-@pytest.mark.parametrize("kind", ["publish", "batch", "release"])
+@pytest.mark.parametrize("kind", ["publish", "batch", "release", "unpublish"])
 def test_a_worker_killed_at_any_step_is_resumed_and_every_step_runs_once(pressroom_fs: Pressroom,
                                                                          tmp_path: Path, kind: str) -> None:
     room = pressroom_fs
@@ -104,5 +117,9 @@ def _assert_resumed(room: Pressroom, worker: WorkerProcess, killed: tuple[Tenant
         assert room.operation(tenant, op)["flow_run_id"] == done["flow_run_id"]
     assert _succeeded_audits(room, tenant, op) == 1
     page = room.site.get(f"/{tenant.slug}/story")
+    if done["kind"] == "unpublish":
+        assert page.status_code == 404 and f"killed at {step}" not in room.site.get(f"/{tenant.slug}/").text
+        assert room.site.get(f"/api/public/{tenant.slug}/content/story").status_code == 404
+        return
     assert page.status_code == 200 and f"killed at {step}" in page.text
     assert page.headers["x-pressroom-source"] in ("object", "cache")

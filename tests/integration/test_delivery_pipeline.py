@@ -108,13 +108,32 @@ def test_a_publish_delivers_record_search_aggregates_and_a_signed_webhook(
         pressroom.purger.all_tags
 
     [delivery] = webhook_receiver.at("/hooks/pressroom")
-    assert delivery.headers["idempotency-key"] == f"{operation['id']}:{endpoint.id}"
+    assert delivery.headers["idempotency-key"] == f"{operation['id']}:{doc['id']}:{endpoint.id}"
     assert delivery.headers["x-pressroom-event"] == "after_publish"
     expected = "sha256=" + hmac.new(secret.encode(), delivery.body, hashlib.sha256).hexdigest()
     assert hmac.compare_digest(delivery.headers["x-pressroom-signature"], expected)
     body = json.loads(delivery.body)
     assert body == {"event": "after_publish", "tenant": acme.slug, "operation_id": operation["id"],
                     "document": {"id": doc["id"], "slug": "launch", "version": 1, "url": url}}
+
+
+def test_a_release_tells_each_endpoint_about_each_of_its_documents_once(
+    pressroom: Pressroom, webhook_receiver: WebhookReceiver, http_webhooks: HttpxWebhookSender  # noqa: F811
+) -> None:
+    acme = pressroom.new_tenant("acme")
+    endpoint, _ = _register(pressroom, acme, webhook_receiver.url("/hooks/release"))
+    pressroom.start_worker(acme)
+    docs = [pressroom.create_document(acme, slug) for slug in ("spring-issue", "spring-editorial")]
+
+    released = pressroom.api.post(f"/api/tenants/{acme.slug}/releases", headers=acme.headers, json={
+        "documents": [{"id": d["id"], "version": 1} for d in docs], "confirm": True})
+    operation = pressroom.wait_operation(acme, released.json()["operation_id"])
+
+    assert operation["status"] == "succeeded" and operation["outcome"]["delivered"] == 2
+    deliveries = webhook_receiver.at("/hooks/release")
+    assert sorted(json.loads(d.body)["document"]["slug"] for d in deliveries) == ["spring-editorial", "spring-issue"]
+    assert {d.headers["idempotency-key"] for d in deliveries} == {
+        f"{operation['id']}:{d['id']}:{endpoint.id}" for d in docs}
 
 
 def test_unpublish_takes_the_document_out_of_search_record_and_aggregates(pressroom: Pressroom) -> None:
@@ -200,8 +219,9 @@ def test_a_webhook_that_keeps_failing_makes_the_operation_dead_and_retry_deliver
     assert len(webhook_receiver.at("/good")) == 1
     assert len(webhook_receiver.at("/flaky", ok_only=True)) == 1
     keys = {r.headers["idempotency-key"] for r in webhook_receiver.at("/flaky")}
-    assert keys == {f"{dead['id']}:{flaky.id}"}  # every attempt carried the same key
-    assert webhook_receiver.at("/good")[0].headers["idempotency-key"] == f"{dead['id']}:{good.id}"
+    document = dead["document_id"]
+    assert keys == {f"{dead['id']}:{document}:{flaky.id}"}  # every attempt carried the same key
+    assert webhook_receiver.at("/good")[0].headers["idempotency-key"] == f"{dead['id']}:{document}:{good.id}"
 
 
 def test_tenants_never_see_each_others_search_or_feeds(pressroom: Pressroom) -> None:

@@ -30,6 +30,22 @@ def _deliveries(ws: Workspace) -> list[tuple[str, str]]:
         return [(d.operation_id, d.endpoint_id) for d in tx.exec(select(WebhookDelivery))]
 
 
+def test_each_document_of_one_operation_is_told_once_to_each_endpoint(workspace: Workspace) -> None:
+    endpoint, _ = _register(workspace, GOOD)
+    first, operation = publish(workspace, "first")
+    second, _ = publish(workspace, "second")
+    sender = webhooks.MemoryWebhookSender()
+
+    # A release delivers several documents under one operation id.
+    for _ in range(2):  # the second round is a retry: nothing is sent again
+        for document in (first, second):
+            webhooks.deliver_after_publish(workspace, sender, operation.id, document.id, 1)
+
+    keys = [call.headers["Idempotency-Key"] for call in sender.calls]
+    assert keys == [f"{operation.id}:{first.id}:{endpoint.id}", f"{operation.id}:{second.id}:{endpoint.id}"]
+    assert [json.loads(call.body)["document"]["slug"] for call in sender.calls] == ["first", "second"]
+
+
 def test_a_delivery_is_signed_with_the_endpoint_secret(workspace: Workspace) -> None:
     endpoint, secret = _register(workspace, GOOD, secret="s3cret-s3cret-s3cret")
     document, operation = publish(workspace, "launch")
@@ -44,7 +60,7 @@ def test_a_delivery_is_signed_with_the_endpoint_secret(workspace: Workspace) -> 
     assert webhooks.verify_signature(secret, call.body, call.headers["X-Pressroom-Signature"])
     assert not webhooks.verify_signature("another-secret-value", call.body, call.headers["X-Pressroom-Signature"])
     assert call.headers["X-Pressroom-Event"] == "after_publish"
-    assert call.headers["Idempotency-Key"] == f"{operation.id}:{endpoint.id}"
+    assert call.headers["Idempotency-Key"] == f"{operation.id}:{document.id}:{endpoint.id}"
     assert json.loads(call.body) == {
         "event": "after_publish", "tenant": "acme", "operation_id": operation.id,
         "document": {"id": document.id, "slug": "launch", "version": 1, "url": "http://site.test/acme/launch"},
@@ -145,10 +161,10 @@ def test_the_httpx_adapter_posts_the_exact_bytes_and_does_not_follow_redirects()
         return httpx.Response(204)
 
     sender = webhooks.HttpxWebhookSender(transport=httpx.MockTransport(handler))
-    headers = webhooks.delivery_headers("after_publish", "op_1", "whk_1", "k" * 20, b'{"a":1}')
+    headers = webhooks.delivery_headers("after_publish", "op_1", "doc_1", "whk_1", "k" * 20, b'{"a":1}')
 
     assert sender.send("https://hooks.example/ok", b'{"a":1}', headers) == 204
     assert sender.send("https://hooks.example/moved", b'{"a":1}', headers) == 302
     assert len(seen) == 2 and seen[0].content == b'{"a":1}' and seen[0].method == "POST"
-    assert seen[0].headers["idempotency-key"] == "op_1:whk_1"
+    assert seen[0].headers["idempotency-key"] == "op_1:doc_1:whk_1"
     assert seen[0].headers["x-pressroom-signature"] == webhooks.sign("k" * 20, b'{"a":1}')
