@@ -57,7 +57,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
             await services.close()
 
     app = Litestar(
-        route_handlers=[healthz, *CONTROLLERS, build_dashboard()],
+        route_handlers=[healthz, *CONTROLLERS, build_dashboard(settings.control_plane)],
         state=State({"services": services}),
         dependencies={
             "services": Provide(provide_services, sync_to_thread=False),

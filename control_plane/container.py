@@ -45,13 +45,13 @@ class Services:
               prefect: PrefectPort | None = None, relay_prefect: PrefectPort | None = None) -> Services:
         """Everything a control-plane process (API, dashboard, CLI) needs; ``prefect``/``relay_prefect``
         replace the real Prefect adapters (e.g. with ``RecordingPrefect`` in unit tests)."""
-        url = settings.control_plane.database_url
+        url = settings.database_url
         if migrate and settings.control_plane.migrate_on_start:
             upgrade(url)
         engine = make_engine(url)
         tokens = TokenService(engine)
-        if settings.control_plane.operator_token:
-            tokens.ensure_operator_token(settings.control_plane.operator_token)
+        if settings.control_plane.operator_token is not None:
+            tokens.ensure_operator_token(settings.control_plane.operator_token.get_secret_value())
         factory = factory or WorkspaceFactory(settings.runtime)
         prefect = prefect or PrefectGateway(settings.dispatch)
         # The relay runs on the hand-off's own thread and loop, so it gets a client of its own.

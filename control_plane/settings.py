@@ -1,89 +1,74 @@
-"""Settings of the control plane, and the bundle of every area's settings."""
+"""Settings of the control plane, and the bundle of every area's settings read once at start-up."""
 
 from __future__ import annotations
 
 import ipaddress
-import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
+from typing import Annotated, Literal
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import NoDecode
 
 from dispatch.settings import DispatchSettings
+from tenant_runtime.config import PressroomSettings
 from tenant_runtime.settings import RuntimeSettings
 
-
-def _port(env: Mapping[str, str], name: str, default: int) -> int:
-    raw = env.get(name, str(default))
-    if not raw.isdigit() or not 0 < int(raw) < 65536:
-        raise ValueError(f"{name} must be a TCP port number, got {raw!r}")
-    return int(raw)
+Port = Annotated[int, Field(gt=0, lt=65536)]
+MIN_SESSION_SECRET = 16
 
 
-def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
-    raw = env.get(name)
-    if raw is None or raw == "":
-        return default
-    if raw.lower() in ("1", "true", "on", "yes"):
-        return True
-    if raw.lower() in ("0", "false", "off", "no"):
-        return False
-    raise ValueError(f"{name} must be on or off, got {raw!r}")
-
-
-def _networks(env: Mapping[str, str], name: str) -> tuple[str, ...]:
-    raw = env.get(name, "127.0.0.0/8,::1/128")
-    networks = tuple(part.strip() for part in raw.split(",") if part.strip())
-    for network in networks:
-        try:
-            ipaddress.ip_network(network, strict=False)
-        except ValueError:
-            raise ValueError(f"{name} must be comma-separated CIDR networks, got {network!r}") from None
-    return networks
-
-
-@dataclass(frozen=True)
-class ControlPlaneSettings:
-    database_url: str = "sqlite:///data/control-plane.db"
+class ControlPlaneSettings(PressroomSettings):
+    # None: SQLite in the data directory (``control-plane.db``); ``postgresql://…`` at scale.
+    database_url: str | None = None
     host: str = "127.0.0.1"
-    port: int = 8000
+    port: Port = 8000
     site_host: str = "127.0.0.1"
-    site_port: int = 8080
-    prefect_port: int = 4200  # the local Prefect server of `pressroom up`
-    operator_token: str | None = field(default=None, repr=False)
-    max_body_bytes: int = 2_000_000
-    default_publishes_per_hour: int = 600
-    log_level: str = "INFO"
-    log_json: bool = True
+    site_port: Port = 8080
+    prefect_port: Port = 4200  # the local Prefect server of `pressroom up`
+    operator_token: SecretStr | None = None
+    max_body_bytes: int = Field(2_000_000, ge=1024, le=1_000_000_000)
+    default_publishes_per_hour: int = Field(600, ge=0, le=1_000_000, validation_alias="PRESSROOM_PUBLISHES_PER_HOUR")
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    log_format: Literal["json", "console"] = "json"
     migrate_on_start: bool = True
     site_cache: bool = True
-    purge_networks: tuple[str, ...] = ("127.0.0.0/8", "::1/128")
+    purge_networks: Annotated[tuple[str, ...], NoDecode] = Field(("127.0.0.0/8", "::1/128"),
+                                                                 validation_alias="PRESSROOM_PURGE_ALLOW")
+    # Dashboard cookies: encrypted under this secret (random per process when unset), Secure behind TLS.
+    session_secret: SecretStr | None = None
+    session_cookie_secure: bool = False
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _upper(cls, value: object) -> object:
+        return value.upper() if isinstance(value, str) else value
+
+    @field_validator("purge_networks", mode="before")
+    @classmethod
+    def _networks(cls, value: object) -> object:
+        parts = [p.strip() for p in value.split(",") if p.strip()] if isinstance(value, str) else value
+        for network in parts if isinstance(parts, list | tuple) else ():
+            try:
+                ipaddress.ip_network(network, strict=False)
+            except ValueError:
+                raise ValueError(f"must be comma-separated CIDR networks, got {network!r}") from None
+        return tuple(parts) if isinstance(parts, list) else parts
+
+    @field_validator("session_secret")
+    @classmethod
+    def _long_enough(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and len(value.get_secret_value()) < MIN_SESSION_SECRET:
+            raise ValueError(f"must be at least {MIN_SESSION_SECRET} characters")
+        return value
+
+    @property
+    def log_json(self) -> bool:
+        return self.log_format == "json"
 
     @property
     def public_url(self) -> str:
         return f"http://{self.host}:{self.port}"
-
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None, *, data_dir: Path) -> ControlPlaneSettings:
-        env = os.environ if environ is None else environ
-        quota = env.get("PRESSROOM_PUBLISHES_PER_HOUR", "600")
-        if not quota.isdigit():
-            raise ValueError(f"PRESSROOM_PUBLISHES_PER_HOUR must be an integer, got {quota!r}")
-        return cls(
-            database_url=env.get("PRESSROOM_DATABASE_URL") or f"sqlite:///{data_dir / 'control-plane.db'}",
-            host=env.get("PRESSROOM_HOST", "127.0.0.1"),
-            port=_port(env, "PRESSROOM_PORT", 8000),
-            site_host=env.get("PRESSROOM_SITE_HOST", "127.0.0.1"),
-            site_port=_port(env, "PRESSROOM_SITE_PORT", 8080),
-            prefect_port=_port(env, "PRESSROOM_PREFECT_PORT", 4200),
-            operator_token=env.get("PRESSROOM_OPERATOR_TOKEN") or None,
-            max_body_bytes=int(env.get("PRESSROOM_MAX_BODY_BYTES", "2000000")),
-            default_publishes_per_hour=int(quota),
-            log_level=env.get("PRESSROOM_LOG_LEVEL", "INFO"),
-            log_json=env.get("PRESSROOM_LOG_FORMAT", "json") == "json",
-            migrate_on_start=_flag(env, "PRESSROOM_MIGRATE_ON_START", True),
-            site_cache=_flag(env, "PRESSROOM_SITE_CACHE", True),
-            purge_networks=_networks(env, "PRESSROOM_PURGE_ALLOW"),
-        )
 
 
 @dataclass(frozen=True)
@@ -96,10 +81,15 @@ class Settings:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
-        env = os.environ if environ is None else environ
-        runtime = RuntimeSettings.from_env(env)
-        return cls(
-            runtime=runtime,
-            dispatch=DispatchSettings.from_env(env),
-            control_plane=ControlPlaneSettings.from_env(env, data_dir=runtime.data_dir),
-        )
+        """Each area from the same environment; the first malformed value stops start-up, naming it."""
+        return cls(runtime=RuntimeSettings.from_env(environ), dispatch=DispatchSettings.from_env(environ),
+                   control_plane=ControlPlaneSettings.from_env(environ))
+
+    @property
+    def database_url(self) -> str:
+        """The control-plane database (SQLite in the data directory unless ``PRESSROOM_DATABASE_URL`` says)."""
+        url = self.control_plane.database_url
+        return url if url is not None else f"sqlite:///{self.runtime.data_dir / 'control-plane.db'}"
+
+
+__all__ = ["ControlPlaneSettings", "Settings"]

@@ -1,49 +1,49 @@
-"""Settings of dispatch: where Prefect is and how delivery retries."""
+"""Settings of dispatch: where Prefect is, how runs are polled and leased, how delivery retries and coalesces."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from pydantic import Field, model_validator
 
 from tenant_runtime.actions.outbox import Coalescing
+from tenant_runtime.config import PressroomSettings
 
 
-def _number(env: Mapping[str, str], name: str, default: float) -> float:
-    raw = env.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ValueError(f"{name} must be a number, got {raw!r}") from None
-    if value < 0:
-        raise ValueError(f"{name} must not be negative, got {raw!r}")
-    return value
-
-
-@dataclass(frozen=True)
-class DispatchSettings:
-    api_url: str = "http://127.0.0.1:4200/api"
-    ui_url: str = "http://127.0.0.1:4200"
-    work_pool: str = "pressroom"
-    max_retries: int = 5
-    retry_base_seconds: float = 5.0
-    retry_cap_seconds: float = 300.0
-    poll_interval: float = 0.5
-    concurrency: int = 8
-    sweep_interval: float = 10.0
+class DispatchSettings(PressroomSettings):
+    api_url: str = Field("http://127.0.0.1:4200/api", validation_alias="PREFECT_API_URL")
+    # The Prefect UI operations link to; None: the API URL without /api.
+    ui_url: str | None = Field(None, validation_alias="PRESSROOM_PREFECT_UI_URL")
+    work_pool: str = Field("pressroom", min_length=1, max_length=100)
+    max_retries: int = Field(5, ge=0, le=100)
+    retry_base_seconds: float = Field(5.0, ge=0)
+    retry_cap_seconds: float = Field(300.0, ge=0)
+    poll_interval: float = Field(0.5, gt=0, le=60, validation_alias="PRESSROOM_WORKER_POLL_SECONDS")
+    concurrency: int = Field(8, ge=1, le=1000, validation_alias="PRESSROOM_WORKER_CONCURRENCY")
+    sweep_interval: float = Field(10.0, ge=0, validation_alias="PRESSROOM_SWEEP_SECONDS")
     # A running attempt renews its lease every lease_seconds / 3; one older than
     # lease_seconds belongs to a dead worker and is rescheduled by any sweeper.
-    lease_seconds: float = 30.0
+    lease_seconds: float = Field(30.0, ge=1)
     # Runs of one tenant in Pending/Running at once (the tenant queue's concurrency limit):
     # the pool query then leaves room for other tenants however long one tenant's backlog is.
-    queue_concurrency: int = 4
+    queue_concurrency: int = Field(4, ge=1, le=1000)
     # On SIGTERM a worker lets running flows finish this long, then cancels them (they are
     # resumed from the cache by the next worker); below Kubernetes' default 30 s grace period.
-    shutdown_grace_seconds: float = 25.0
+    shutdown_grace_seconds: float = Field(25.0, ge=0)
     # Publish coalescing (tenant_runtime/actions/outbox.py): runs in flight per tenant, batch size, hold.
-    coalescing: Coalescing = field(default_factory=Coalescing)
+    publish_runs_in_flight: int = Field(1, ge=1, le=100)
+    publish_batch_max: int = Field(50, ge=1, le=1000)
+    publish_hold_seconds: float = Field(60.0, ge=0)
+
+    @model_validator(mode="after")
+    def _derived(self) -> DispatchSettings:
+        object.__setattr__(self, "api_url", self.api_url.rstrip("/"))
+        ui = self.ui_url if self.ui_url is not None else self.api_url.removesuffix("/api")
+        object.__setattr__(self, "ui_url", ui.rstrip("/"))
+        return self
+
+    @property
+    def coalescing(self) -> Coalescing:
+        return Coalescing(in_flight=self.publish_runs_in_flight, batch_max=self.publish_batch_max,
+                          hold_seconds=self.publish_hold_seconds)
 
     def queue_for(self, tenant: str) -> str:
         return f"tenant-{tenant}"
@@ -53,29 +53,7 @@ class DispatchSettings:
 
     def backoff(self, retry: int) -> float:
         """Bounded exponential backoff for the ``retry``-th retry (1-based)."""
-        return min(self.retry_cap_seconds, self.retry_base_seconds * (2 ** max(0, retry - 1)))
+        return float(min(self.retry_cap_seconds, self.retry_base_seconds * (2 ** max(0, retry - 1))))
 
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> DispatchSettings:
-        env = os.environ if environ is None else environ
-        api_url = env.get("PREFECT_API_URL", "http://127.0.0.1:4200/api").rstrip("/")
-        default_ui = api_url.removesuffix("/api")
-        return cls(
-            api_url=api_url,
-            ui_url=env.get("PRESSROOM_PREFECT_UI_URL", default_ui).rstrip("/"),
-            work_pool=env.get("PRESSROOM_WORK_POOL", "pressroom"),
-            max_retries=int(_number(env, "PRESSROOM_MAX_RETRIES", 5)),
-            retry_base_seconds=_number(env, "PRESSROOM_RETRY_BASE_SECONDS", 5.0),
-            retry_cap_seconds=_number(env, "PRESSROOM_RETRY_CAP_SECONDS", 300.0),
-            poll_interval=_number(env, "PRESSROOM_WORKER_POLL_SECONDS", 0.5),
-            concurrency=max(1, int(_number(env, "PRESSROOM_WORKER_CONCURRENCY", 8))),
-            sweep_interval=_number(env, "PRESSROOM_SWEEP_SECONDS", 10.0),
-            lease_seconds=max(1.0, _number(env, "PRESSROOM_LEASE_SECONDS", 30.0)),
-            queue_concurrency=max(1, int(_number(env, "PRESSROOM_QUEUE_CONCURRENCY", 4))),
-            shutdown_grace_seconds=_number(env, "PRESSROOM_SHUTDOWN_GRACE_SECONDS", 25.0),
-            coalescing=Coalescing(
-                in_flight=max(1, int(_number(env, "PRESSROOM_PUBLISH_RUNS_IN_FLIGHT", 1))),
-                batch_max=max(1, int(_number(env, "PRESSROOM_PUBLISH_BATCH_MAX", 50))),
-                hold_seconds=_number(env, "PRESSROOM_PUBLISH_HOLD_SECONDS", 60.0),
-            ),
-        )
+
+__all__ = ["DispatchSettings"]

@@ -11,12 +11,28 @@ there forever, after writing ``<log>.parked``, until the process is killed).
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from tenant_runtime.config import PressroomSettings
 from tenant_runtime.errors import Permanent
+
+
+class ProbeSettings(PressroomSettings):
+    """``PRESSROOM_PROBE_LOG`` and ``PRESSROOM_PROBE_PARK``: set only by tests, for a worker in another process."""
+
+    probe_log: Path | None = None
+    probe_park: str | None = None
+
+
+@functools.cache
+def probe_settings() -> ProbeSettings:
+    """Read once per process (a worker process is started with them)."""
+    return ProbeSettings.from_env()
 
 
 @dataclass
@@ -71,11 +87,12 @@ async def enter(tenant: str, step: str, item: str | None = None) -> None:
         else:
             fault = None
         park = PROBES._parks.get(key)
-    log_path = os.environ.get("PRESSROOM_PROBE_LOG")
-    if log_path:
+    settings = probe_settings()
+    log_path = settings.probe_log
+    if log_path is not None:
         with open(log_path, "a") as log:
             log.write(f"{tenant} {step}\n")
-        if os.environ.get("PRESSROOM_PROBE_PARK") == f"{tenant}:{step}":
+        if settings.probe_park == f"{tenant}:{step}":
             with open(f"{log_path}.parking", "w") as marker:
                 marker.write(step)
             os.replace(f"{log_path}.parking", f"{log_path}.parked")  # whole, or not there at all

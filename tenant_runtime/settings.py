@@ -1,28 +1,45 @@
-"""Settings of the tenant runtime, read once from the environment at start-up."""
+"""Settings of the tenant runtime: where tenant workspaces live and how their objects and caches are reached."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from pydantic import Field, SecretStr, field_validator, model_validator
+
+from tenant_runtime.config import PressroomSettings
 from tenant_runtime.storage.factory import StorageSettings
 
 
-@dataclass(frozen=True)
-class RuntimeSettings:
-    """Where tenant workspaces live and how their objects and caches are reached."""
+class RuntimeSettings(PressroomSettings):
+    """``PRESSROOM_DATA_DIR``, ``PRESSROOM_SITE_URL``, ``PRESSROOM_PURGE_*``, ``PRESSROOM_SQLITE_BUSY_TIMEOUT_MS``,
+    ``PRESSROOM_AGGREGATE_SETTLE_SECONDS``, and the object store's own settings."""
 
     data_dir: Path = Path("data")
-    storage: StorageSettings = field(default_factory=StorageSettings)
+    storage: StorageSettings = Field(default_factory=StorageSettings)
     site_url: str = "http://127.0.0.1:8080"
     # Where the public site server (or Varnish) accepts PURGE requests; None = no edge cache.
     purge_url: str | None = None
-    purge_secret: str = ""
-    sqlite_busy_timeout_ms: int = 10_000
+    purge_secret: SecretStr = SecretStr("")
+    sqlite_busy_timeout_ms: int = Field(10_000, ge=0, le=600_000)
     # How long an aggregates step waits for the rest of a burst of publishes before deciding.
-    aggregate_settle_seconds: float = 0.5
+    aggregate_settle_seconds: float = Field(0.5, ge=0, le=60)
+
+    @field_validator("data_dir")
+    @classmethod
+    def _absolute(cls, value: Path) -> Path:
+        return value.resolve()
+
+    @field_validator("site_url")
+    @classmethod
+    def _no_trailing_slash(cls, value: str) -> str:
+        return value.rstrip("/")
+
+    @model_validator(mode="after")
+    def _objects_under_data(self) -> RuntimeSettings:
+        if self.storage.root is None:
+            # Frozen: the storage settings are replaced, once, while the object is being built.
+            object.__setattr__(self, "storage", self.storage.model_copy(update={"root": self.data_dir / "objects"}))
+        return self
 
     @property
     def tenants_dir(self) -> Path:
@@ -31,26 +48,5 @@ class RuntimeSettings:
     def workspace_path(self, tenant: str) -> Path:
         return self.tenants_dir / tenant / "workspace.db"
 
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> RuntimeSettings:
-        env = os.environ if environ is None else environ
-        data_dir = Path(env.get("PRESSROOM_DATA_DIR", "data")).resolve()
-        busy = env.get("PRESSROOM_SQLITE_BUSY_TIMEOUT_MS", "10000")
-        if not busy.isdigit():
-            raise ValueError(f"PRESSROOM_SQLITE_BUSY_TIMEOUT_MS must be an integer, got {busy!r}")
-        settle = env.get("PRESSROOM_AGGREGATE_SETTLE_SECONDS", "0.5")
-        try:
-            settle_seconds = float(settle)
-        except ValueError:
-            raise ValueError(f"PRESSROOM_AGGREGATE_SETTLE_SECONDS must be a number, got {settle!r}") from None
-        if not 0 <= settle_seconds <= 60:
-            raise ValueError(f"PRESSROOM_AGGREGATE_SETTLE_SECONDS must be 0-60, got {settle!r}")
-        return cls(
-            data_dir=data_dir,
-            storage=StorageSettings.from_env(env, data_dir),
-            site_url=env.get("PRESSROOM_SITE_URL", "http://127.0.0.1:8080").rstrip("/"),
-            purge_url=env.get("PRESSROOM_PURGE_URL") or None,
-            purge_secret=env.get("PRESSROOM_PURGE_SECRET", ""),
-            sqlite_busy_timeout_ms=int(busy),
-            aggregate_settle_seconds=settle_seconds,
-        )
+
+__all__ = ["RuntimeSettings"]

@@ -16,7 +16,6 @@ per-run cache key.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import secrets
 from typing import Any
@@ -103,8 +102,8 @@ async def _run(bench: Bench) -> dict[str, Any]:
     factory = WorkspaceFactory(RuntimeSettings.from_env())
     runtime.configure(factory)
     # Short operation backoff so the attempt-level retry shows up in seconds, not minutes.
-    settings = dataclasses.replace(DispatchSettings.from_env(), poll_interval=0.1, retry_base_seconds=0.5,
-                                   retry_cap_seconds=2.0, sweep_interval=1.0)
+    settings = DispatchSettings.from_env().model_copy(update={
+        "poll_interval": 0.1, "retry_base_seconds": 0.5, "retry_cap_seconds": 2.0, "sweep_interval": 1.0})
     stop = asyncio.Event()
     cases: list[dict[str, Any]] = []
     async with PrefectGateway(settings) as gateway:

@@ -19,7 +19,6 @@ Variants alternate round by round on the same tenant.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import secrets
 import time
 from typing import Any
@@ -120,7 +119,7 @@ async def run(bench: Bench) -> dict[str, Any]:
     bench.stop_worker()
     factory = WorkspaceFactory(RuntimeSettings.from_env())
     runtime.configure(factory)
-    settings = dataclasses.replace(DispatchSettings.from_env(), poll_interval=0.1)
+    settings = DispatchSettings.from_env().model_copy(update={"poll_interval": 0.1})
     results: dict[str, dict[str, list[float]]] = {v: {"latency": [], "worker_cpu": [], "server_cpu": []}
                                                    for v in VARIANTS}
     try:

@@ -99,7 +99,7 @@ def migrate() -> None:
     from tenant_runtime.workspace import list_tenants, migrate_workspaces
 
     settings = settings_from_env()
-    upgrade(settings.control_plane.database_url)
+    upgrade(settings.database_url)
     console.print("control-plane schema is up to date")
     failed: list[str] = []
     with Progress(console=console, transient=True) as progress:

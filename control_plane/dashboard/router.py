@@ -6,8 +6,6 @@ sees no session middleware, no cookies and no HTML.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from litestar import Router
 from litestar.datastructures import ResponseHeader
 from litestar.di import Provide
@@ -20,14 +18,15 @@ from control_plane.dashboard.operation_pages import OperationPages
 from control_plane.dashboard.security import SECURITY_HEADERS, protect_forms
 from control_plane.dashboard.session import session_middleware
 from control_plane.dashboard.views import PREFIX
+from control_plane.settings import ControlPlaneSettings
 
 
-def build_dashboard(environ: Mapping[str, str] | None = None) -> Router:
-    """The ``/dashboard`` router; reads ``PRESSROOM_SESSION_SECRET`` (and the cookie's Secure flag) once."""
+def build_dashboard(settings: ControlPlaneSettings) -> Router:
+    """The ``/dashboard`` router, its session cookie keyed by the configured session secret."""
     return Router(
         path=PREFIX,
         route_handlers=[AuthPages, DocumentPages, OperationPages],
-        middleware=[session_middleware(environ)],
+        middleware=[session_middleware(settings)],
         guards=[protect_forms],
         dependencies={"signed_in": Provide(provide_signed_in, sync_to_thread=True)},
         exception_handlers=EXCEPTION_HANDLERS,

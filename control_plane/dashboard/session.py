@@ -3,71 +3,66 @@
 The cookie holds only the signed-in token's *id* (never the token), a per-session
 CSRF token, the sign-in time and pending flash messages. Litestar's cookie backend
 encrypts and authenticates it with AES-GCM under a key derived from
-``PRESSROOM_SESSION_SECRET``; without that variable each process draws a random
-key, so sessions end when it restarts and do not cross replicas (a warning says so).
+``PRESSROOM_SESSION_SECRET`` (``ControlPlaneSettings.session_secret``); without it each
+process draws a random key, so sessions end when it restarts and do not cross replicas
+(a warning says so).
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import secrets
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 import structlog
 from litestar.middleware.session.base import SessionMiddleware
 from litestar.middleware.session.client_side import ClientSideSessionBackend, CookieBackendConfig
 from litestar.types import ASGIApp
+from pydantic import SecretStr
+
+from control_plane.settings import ControlPlaneSettings
 
 log = structlog.get_logger("pressroom.dashboard")
 
-SECRET_VAR = "PRESSROOM_SESSION_SECRET"
-SECURE_VAR = "PRESSROOM_SESSION_COOKIE_SECURE"
 COOKIE_NAME = "pressroom_session"
 COOKIE_PATH = "/dashboard"
 MAX_AGE_SECONDS = 12 * 60 * 60  # idle and absolute lifetime of a sign-in
-MIN_SECRET_LENGTH = 16
 _MAX_FLASHES = 5
 
 
-def session_secret(environ: Mapping[str, str] | None = None) -> bytes:
+def session_key(configured: SecretStr | None) -> bytes:
     """The 32-byte cookie key: SHA-256 of the configured secret, else random for this process."""
-    env = os.environ if environ is None else environ
-    configured = env.get(SECRET_VAR, "")
-    if configured:
-        if len(configured) < MIN_SECRET_LENGTH:
-            raise ValueError(f"{SECRET_VAR} must be at least {MIN_SECRET_LENGTH} characters")
-        return hashlib.sha256(b"pressroom-dashboard-session\0" + configured.encode()).digest()
+    if configured is not None:
+        return hashlib.sha256(b"pressroom-dashboard-session\0" + configured.get_secret_value().encode()).digest()
     log.warning("dashboard.session_secret_random",
-                message=f"{SECRET_VAR} is not set: dashboard sign-ins end when this process restarts "
+                message="PRESSROOM_SESSION_SECRET is not set: dashboard sign-ins end when this process restarts "
                         "and are not shared between replicas.")
     return secrets.token_bytes(32)
 
 
-def session_config(environ: Mapping[str, str] | None = None) -> CookieBackendConfig:
-    """Cookie session settings, read from the environment once when the app is built."""
-    env = os.environ if environ is None else environ
+def session_config(settings: ControlPlaneSettings) -> CookieBackendConfig:
+    """Cookie session settings, from the control plane's settings when the app is built."""
     return CookieBackendConfig(
-        secret=session_secret(env),
+        secret=session_key(settings.session_secret),
         key=COOKIE_NAME,
         path=COOKIE_PATH,
         max_age=MAX_AGE_SECONDS,
         httponly=True,
         samesite="lax",
-        secure=env.get(SECURE_VAR, "") in {"1", "true", "yes"},
+        secure=settings.session_cookie_secure,
     )
 
 
-def session_middleware(environ: Mapping[str, str] | None = None) -> Callable[[ASGIApp], ASGIApp]:
+def session_middleware(settings: ControlPlaneSettings) -> Callable[[ASGIApp], ASGIApp]:
     """The session middleware as a factory closure.
 
     Litestar deep-copies a router when it is registered, and the backend's AES-GCM
     key object cannot be copied; a function is copied by reference, so the closure
     keeps one backend (one key) for the process.
     """
-    backend = ClientSideSessionBackend(config=session_config(environ))
+    backend = ClientSideSessionBackend(config=session_config(settings))
 
     def middleware(app: ASGIApp) -> ASGIApp:
         return SessionMiddleware(app, backend=backend)
@@ -112,6 +107,6 @@ def take_flashes(session: dict[str, Any]) -> list[dict[str, Any]]:
     return list(session.pop("flash", None) or [])
 
 
-__all__ = ["COOKIE_NAME", "COOKIE_PATH", "csrf_token", "flash", "session_config", "session_middleware",
-           "session_secret", "sign_in",
+__all__ = ["COOKIE_NAME", "COOKIE_PATH", "csrf_token", "flash", "session_config", "session_key",
+           "session_middleware", "sign_in",
            "signed_in_token_id", "take_flashes"]

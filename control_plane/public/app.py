@@ -155,7 +155,7 @@ class PurgeEndpoint:
 def create_site_app(settings: Settings | None = None, *, factory: WorkspaceFactory | None = None) -> Litestar:
     settings = settings or Settings.from_env()
     factory = factory or WorkspaceFactory(settings.runtime, read_only=True)
-    server = SiteServer(factory, settings.runtime.purge_secret, cache_enabled=settings.control_plane.site_cache,
+    server = SiteServer(factory, settings.runtime.purge_secret.get_secret_value(), cache_enabled=settings.control_plane.site_cache,
                         purge_networks=settings.control_plane.purge_networks)
     return Litestar(
         route_handlers=[healthz, public_content, home, search, sitemap, atom_feed, rss_feed, document],

@@ -180,7 +180,7 @@ def _default_purger(settings: RuntimeSettings) -> Purger:
     if settings.purge_url:
         from tenant_runtime.edge import HttpPurger
 
-        return HttpPurger(settings.purge_url, secret=settings.purge_secret)
+        return HttpPurger(settings.purge_url, secret=settings.purge_secret.get_secret_value())
     return NullPurger()
 
 

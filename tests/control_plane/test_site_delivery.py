@@ -122,9 +122,9 @@ def test_settings_for_site_cache_purge_networks_and_migrations(tmp_path) -> None
     from control_plane.settings import ControlPlaneSettings
 
     settings = ControlPlaneSettings.from_env({"PRESSROOM_SITE_CACHE": "off", "PRESSROOM_MIGRATE_ON_START": "0",
-                                              "PRESSROOM_PURGE_ALLOW": "10.0.0.0/8, 127.0.0.1/32"}, data_dir=tmp_path)
+                                              "PRESSROOM_PURGE_ALLOW": "10.0.0.0/8, 127.0.0.1/32"})
     assert (settings.site_cache, settings.migrate_on_start) == (False, False)
     assert settings.purge_networks == ("10.0.0.0/8", "127.0.0.1/32")
     for name, value in (("PRESSROOM_SITE_CACHE", "maybe"), ("PRESSROOM_PURGE_ALLOW", "not-a-net")):
         with pytest.raises(ValueError, match=name):
-            ControlPlaneSettings.from_env({name: value}, data_dir=tmp_path)
+            ControlPlaneSettings.from_env({name: value})

@@ -8,7 +8,9 @@ from datetime import UTC, datetime
 import pytest
 from sqlmodel import Session
 
-from control_plane.dashboard.session import SECRET_VAR, session_secret
+from control_plane.dashboard.session import session_key
+from control_plane.settings import ControlPlaneSettings
+from tenant_runtime.config import SettingsError
 from control_plane.db.models import ApiToken
 from tenant_runtime.actions import operations as operation_actions
 from tenant_runtime.workflows import Carried
@@ -306,8 +308,10 @@ def test_a_retry_of_an_operation_that_did_not_fail_is_an_illegal_transition_mess
 
 
 def test_the_session_key_comes_from_the_environment_or_is_random() -> None:
-    configured = {SECRET_VAR: "a-long-enough-secret-value"}
-    assert session_secret(configured) == session_secret(configured) and len(session_secret(configured)) == 32
-    assert session_secret({}) != session_secret({})
-    with pytest.raises(ValueError, match=SECRET_VAR):
-        session_secret({SECRET_VAR: "short"})
+    configured = ControlPlaneSettings.from_env({"PRESSROOM_SESSION_SECRET": "a-long-enough-secret-value"})
+    assert session_key(configured.session_secret) == session_key(configured.session_secret)
+    assert len(session_key(configured.session_secret)) == 32
+    assert session_key(None) != session_key(None)
+    with pytest.raises(SettingsError, match="PRESSROOM_SESSION_SECRET: must be at least 16 characters") as refused:
+        ControlPlaneSettings.from_env({"PRESSROOM_SESSION_SECRET": "short"})
+    assert "short" not in str(refused.value)  # a secret's value never reaches an error message

@@ -177,11 +177,16 @@ def test_processes_run_the_cli_commands(full_render: Rendered) -> None:
 
 
 def _settings_env_names() -> set[str]:
-    """Every PRESSROOM_* / PREFECT_* name the settings modules read."""
-    sources = ["control_plane/settings.py", "tenant_runtime/settings.py", "tenant_runtime/storage/factory.py",
-               "dispatch/settings.py"]
-    return {name for src in sources for name in re.findall(r'"((?:PRESSROOM|PREFECT)_[A-Z0-9_]+)"',
-                                                            (REPO / src).read_text())}
+    """Every PRESSROOM_* / PREFECT_* variable a settings class reads."""
+    from control_plane.settings import ControlPlaneSettings
+    from dispatch.settings import DispatchSettings
+    from flows.probes import ProbeSettings
+    from tenant_runtime.config import env_name
+    from tenant_runtime.settings import RuntimeSettings
+    from tenant_runtime.storage.factory import StorageSettings
+
+    classes = (ControlPlaneSettings, DispatchSettings, RuntimeSettings, StorageSettings, ProbeSettings)
+    return {env_name(cls, field) for cls in classes for field in cls.model_fields if field != "storage"}
 
 
 def test_configmap_sets_only_settings_the_code_reads(rendered: Rendered) -> None:

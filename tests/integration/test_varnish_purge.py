@@ -8,7 +8,6 @@ backend count.
 
 from __future__ import annotations
 
-import dataclasses
 import subprocess
 from collections import Counter
 from collections.abc import Iterator
@@ -209,7 +208,7 @@ def test_a_workspace_configured_with_the_varnish_purge_url_purges_its_own_tags(
     edge: Varnish, site: Site, client: httpx.Client
 ) -> None:
     # PRESSROOM_PURGE_URL=<varnish> is how a deployment wires it: the factory builds an HttpPurger.
-    runtime = dataclasses.replace(site.settings.runtime, purge_url=edge.url)
+    runtime = site.settings.runtime.model_copy(update={"purge_url": edge.url})
     ws = WorkspaceFactory(runtime, read_only=True).open("globex")
     fetch(client, edge, PAGES)
 

@@ -11,6 +11,8 @@ import pytest
 
 from tenant_runtime import storage
 from tenant_runtime.errors import InvalidObjectKey, InvalidSlug
+from tenant_runtime.config import SettingsError
+from tenant_runtime.settings import RuntimeSettings
 from tenant_runtime.storage import (
     FilesystemStore,
     MemoryStore,
@@ -503,9 +505,9 @@ def test_tenant_view_accepts_good_slugs(slug: str) -> None:
 
 
 def test_settings_default_to_filesystem_under_data_dir(tmp_path: Path) -> None:
-    settings = StorageSettings.from_env({}, tmp_path)
+    settings = RuntimeSettings.from_env({"PRESSROOM_DATA_DIR": str(tmp_path)}).storage
     assert settings.kind == "filesystem"
-    assert settings.root == tmp_path / "objects"
+    assert settings.root == tmp_path.resolve() / "objects"
     store = build_object_store(settings)
     assert isinstance(store, FilesystemStore)
     assert store.root == (tmp_path / "objects").resolve()
@@ -520,10 +522,9 @@ def test_settings_read_s3_variables(tmp_path: Path) -> None:
         "PRESSROOM_S3_ACCESS_KEY": "AKIDEXAMPLE",
         "PRESSROOM_S3_SECRET_KEY": "super-secret-value",
     }
-    settings = StorageSettings.from_env(env, tmp_path)
+    settings = StorageSettings.from_env(env)
     assert settings == StorageSettings(
         kind="s3",
-        root=tmp_path / "objects",
         s3_bucket="pressroom-objects",
         s3_endpoint_url="http://127.0.0.1:8333",
         s3_region="eu-west-1",
@@ -555,20 +556,23 @@ def test_settings_read_s3_variables(tmp_path: Path) -> None:
     ],
 )
 def test_settings_reject_bad_values_naming_the_variable(tmp_path: Path, env: dict[str, str], variable: str) -> None:
-    with pytest.raises(ValueError, match=variable):
-        StorageSettings.from_env(env, tmp_path)
+    with pytest.raises(SettingsError, match=variable) as refused:
+        StorageSettings.from_env(env)
+    assert "super-secret" not in str(refused.value)
 
 
 def test_settings_kind_is_case_insensitive(tmp_path: Path) -> None:
     env = {"PRESSROOM_OBJECT_STORE": " S3 ", "PRESSROOM_S3_BUCKET": "b"}
-    assert StorageSettings.from_env(env, tmp_path).kind == "s3"
+    assert StorageSettings.from_env(env).kind == "s3"
 
 
-def test_factory_rejects_unknown_kind_and_bucketless_s3(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="PRESSROOM_OBJECT_STORE"):
-        build_object_store(StorageSettings(kind="ftp", root=tmp_path))
-    with pytest.raises(ValueError, match="PRESSROOM_S3_BUCKET"):
-        build_object_store(StorageSettings(kind="s3"))
+def test_settings_refuse_an_unknown_kind_and_a_bucketless_s3(tmp_path: Path) -> None:
+    with pytest.raises(SettingsError, match="PRESSROOM_OBJECT_STORE"):
+        StorageSettings.from_env({"PRESSROOM_OBJECT_STORE": "ftp"})
+    with pytest.raises(SettingsError, match="PRESSROOM_S3_BUCKET"):
+        StorageSettings.from_env({"PRESSROOM_OBJECT_STORE": "s3"})
+    with pytest.raises(ValueError, match="root directory"):
+        build_object_store(StorageSettings.from_env({}))
 
 
 def test_s3_client_is_configured_for_self_hosted_endpoints() -> None:

@@ -50,11 +50,11 @@ def stack_env(data_dir: Path, **ports: int) -> dict[str, str]:
 
 
 def test_prefect_port_setting_is_validated_like_the_others() -> None:
-    assert ControlPlaneSettings.from_env({}, data_dir=Path("d")).prefect_port == 4200
-    assert ControlPlaneSettings.from_env({"PRESSROOM_PREFECT_PORT": "4300"}, data_dir=Path("d")).prefect_port == 4300
+    assert ControlPlaneSettings.from_env({}).prefect_port == 4200
+    assert ControlPlaneSettings.from_env({"PRESSROOM_PREFECT_PORT": "4300"}).prefect_port == 4300
     for bad in ("0", "65536", "http", "-1"):
         with pytest.raises(ValueError, match="PRESSROOM_PREFECT_PORT"):
-            ControlPlaneSettings.from_env({"PRESSROOM_PREFECT_PORT": bad}, data_dir=Path("d"))
+            ControlPlaneSettings.from_env({"PRESSROOM_PREFECT_PORT": bad})
 
 
 def test_the_stack_checks_its_three_ports_with_their_settings(tmp_path: Path) -> None:
