@@ -20,8 +20,9 @@ system-deps:
 up: install
 	$(BIN)/pressroom up
 
-test: install system-deps
-	$(BIN)/lint-imports
+CODE := control_plane dispatch flows tenant_runtime tests benchmarks
+
+test: install system-deps lint
 	$(BIN)/pytest -q -p no:cacheprovider
 
 bench-quick: install
@@ -31,7 +32,10 @@ bench: install
 	$(BIN)/python -m benchmarks
 
 lint: install
-	$(BIN)/ruff check control_plane dispatch flows tenant_runtime tests
+	$(BIN)/lint-imports
+	$(BIN)/ruff check $(CODE)
+	$(BIN)/ruff format --check $(CODE)
+	$(BIN)/mypy
 
 clean:
 	rm -rf $(VENV) data

@@ -12,15 +12,20 @@ from benchmarks.config import EXTRA_SUITES, SUITE_NAMES, Profile
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="small counts and short windows (a smoke run, ~5 min)")
-    parser.add_argument("--suite", action="append", choices=SUITE_NAMES + EXTRA_SUITES, metavar="NAME",
-                        help=f"run only this suite (repeatable): {', '.join(SUITE_NAMES)}; opt-in: "
-                             f"{', '.join(EXTRA_SUITES)}")
+    parser.add_argument(
+        "--suite",
+        action="append",
+        choices=SUITE_NAMES + EXTRA_SUITES,
+        metavar="NAME",
+        help=f"run only this suite (repeatable): {', '.join(SUITE_NAMES)}; opt-in: {', '.join(EXTRA_SUITES)}",
+    )
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"), help="where the JSON results go")
     parser.add_argument("--docs", type=Path, default=Path("docs"), help="where performance.md and its plots go")
     parser.add_argument("--no-profile", action="store_true", help="skip the py-spy profile of the Prefect server")
     parser.add_argument("--keep", action="store_true", help="keep the temporary data directory (logs, databases)")
-    parser.add_argument("--report-only", action="store_true",
-                        help="only regenerate docs/performance.md from the JSON already in --out")
+    parser.add_argument(
+        "--report-only", action="store_true", help="only regenerate docs/performance.md from the JSON already in --out"
+    )
     return parser.parse_args(argv)
 
 
@@ -34,8 +39,14 @@ def main(argv: list[str] | None = None) -> int:
     from benchmarks.runner import run
 
     profile = Profile.quick() if args.quick else Profile.full()
-    return run(profile, suites=args.suite or list(SUITE_NAMES), out=args.out, docs=args.docs,
-               profile_server=not args.no_profile, keep=args.keep)
+    return run(
+        profile,
+        suites=args.suite or list(SUITE_NAMES),
+        out=args.out,
+        docs=args.docs,
+        profile_server=not args.no_profile,
+        keep=args.keep,
+    )
 
 
 if __name__ == "__main__":

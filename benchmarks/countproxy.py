@@ -8,6 +8,7 @@ log at our log level. Websocket upgrades pass through untouched (counted once).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 from collections import Counter
 
@@ -64,13 +65,11 @@ class CountingProxy:
                         self.requests[f"{match.group(1).decode()} {path}"] += 1
                         end = match.end()
                     # Keep a little for a request line split across reads, never a counted one.
-                    tail = buffer[max(end, len(buffer) - 512):]
+                    tail = buffer[max(end, len(buffer) - 512) :]
                 writer.write(data)
                 await writer.drain()
         except (ConnectionError, asyncio.CancelledError):
             pass
         finally:
-            try:
+            with contextlib.suppress(Exception):
                 writer.close()
-            except Exception:
-                pass

@@ -32,8 +32,9 @@ async def floor_flow(steps: int = 4) -> int:
 
 
 @flow(name="bench_noop", persist_result=False)
-async def bench_noop(tenant: str = "", operation_id: str = "", document_id: str = "", version: int = 0,
-                     generation: int = 0) -> None:
+async def bench_noop(
+    tenant: str = "", operation_id: str = "", document_id: str = "", version: int = 0, generation: int = 0
+) -> None:
     """Target of the bare run-creation baseline; never executed by the benchmarks."""
 
 

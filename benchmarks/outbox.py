@@ -58,8 +58,7 @@ class Outbox:
         return sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
 
     def rows(self, tenant: str, ids: Iterable[str] | None = None) -> dict[str, OperationRow]:
-        query = ("SELECT id, status, created_at, sent_at, finished_at, flow_run_id, parameters, retries "
-                 "FROM operation")
+        query = "SELECT id, status, created_at, sent_at, finished_at, flow_run_id, parameters, retries FROM operation"
         with self._connect(tenant) as conn:
             fetched = conn.execute(query).fetchall()
         wanted = set(ids) if ids is not None else None
@@ -67,8 +66,16 @@ class Outbox:
         for row in fetched:
             if wanted is not None and row[0] not in wanted:
                 continue
-            out[row[0]] = OperationRow(row[0], row[1], _when(row[2]), _when(row[3]), _when(row[4]), row[5],
-                                       json.loads(row[6]) if row[6] else {}, int(row[7] or 0))
+            out[row[0]] = OperationRow(
+                row[0],
+                row[1],
+                _when(row[2]),
+                _when(row[3]),
+                _when(row[4]),
+                row[5],
+                json.loads(row[6]) if row[6] else {},
+                int(row[7] or 0),
+            )
         return out
 
     def status_counts(self, tenants: Iterable[str]) -> tuple[Counter[str], int]:
@@ -89,8 +96,9 @@ class Outbox:
                 ).fetchone()[0]
         return counts, unsent
 
-    async def wait_final(self, tenant: str, operation_id: str, *, timeout: float,
-                         statuses: frozenset[str] = DONE, interval: float = 0.05) -> OperationRow:
+    async def wait_final(
+        self, tenant: str, operation_id: str, *, timeout: float, statuses: frozenset[str] = DONE, interval: float = 0.05
+    ) -> OperationRow:
         """Poll until the operation reaches one of ``statuses``; TimeoutError names where it stuck."""
         deadline = time.monotonic() + timeout
         last: OperationRow | None = None

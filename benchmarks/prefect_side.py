@@ -7,6 +7,7 @@ at the benchmark's server (``runner.point_prefect_at``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
 from dataclasses import dataclass
@@ -44,11 +45,10 @@ class BenchDeployments:
 
 
 async def _ensure_pool(c: PrefectClient, name: str) -> None:
-    try:
-        await c.create_work_pool(WorkPoolCreate(name=name, type="process",
-                                                base_job_template=ProcessWorker.get_default_base_job_template()))
-    except ObjectAlreadyExists:
-        pass
+    with contextlib.suppress(ObjectAlreadyExists):
+        await c.create_work_pool(
+            WorkPoolCreate(name=name, type="process", base_job_template=ProcessWorker.get_default_base_job_template())
+        )
 
 
 async def ensure_queue(c: PrefectClient, pool: str, name: str, *, paused: bool) -> None:
@@ -68,13 +68,19 @@ async def ensure_deployments(c: PrefectClient) -> BenchDeployments:
     await _ensure_pool(c, PROCESS_POOL)
     await ensure_queue(c, BASELINE_POOL, BASELINE_QUEUE, paused=False)
     noop = await c.create_deployment(
-        flow_id=await c.create_flow_from_name(bench_noop.name), name="bench", work_pool_name=BASELINE_POOL,
-        entrypoint="benchmarks/noop_flows.py:bench_noop", enforce_parameter_schema=False,
+        flow_id=await c.create_flow_from_name(bench_noop.name),
+        name="bench",
+        work_pool_name=BASELINE_POOL,
+        entrypoint="benchmarks/noop_flows.py:bench_noop",
+        enforce_parameter_schema=False,
     )
     process = await c.create_deployment(
-        flow_id=await c.create_flow_from_name(publish_document.name), name="bench-process",
-        work_pool_name=PROCESS_POOL, entrypoint="flows/publish.py:publish_document",
-        enforce_parameter_schema=False, job_variables={"working_dir": str(REPO)},
+        flow_id=await c.create_flow_from_name(publish_document.name),
+        name="bench-process",
+        work_pool_name=PROCESS_POOL,
+        entrypoint="flows/publish.py:publish_document",
+        enforce_parameter_schema=False,
+        job_variables={"working_dir": str(REPO)},
     )
     return BenchDeployments(noop=noop, process_publish=process)
 
@@ -85,13 +91,18 @@ async def pause_tenant_queues(c: PrefectClient, tenants: list[str], pool: str = 
         await ensure_queue(c, pool, f"tenant-{tenant}", paused=True)
 
 
-async def create_scheduled(c: PrefectClient, deployment: UUID, *, queue: str, parameters: dict[str, Any],
-                           when: datetime, tags: list[str]) -> tuple[UUID, float]:
+async def create_scheduled(
+    c: PrefectClient, deployment: UUID, *, queue: str, parameters: dict[str, Any], when: datetime, tags: list[str]
+) -> tuple[UUID, float]:
     """What Pressroom's relay does for one operation, timed: (run id, seconds)."""
     t0 = time.monotonic()
     run = await c.create_flow_run_from_deployment(
-        deployment, parameters=parameters, idempotency_key=f"bench:{uuid.uuid4()}", tags=tags,
-        work_queue_name=queue, state=Scheduled(scheduled_time=when),
+        deployment,
+        parameters=parameters,
+        idempotency_key=f"bench:{uuid.uuid4()}",
+        tags=tags,
+        work_queue_name=queue,
+        state=Scheduled(scheduled_time=when),
     )
     return run.id, time.monotonic() - t0
 
@@ -99,7 +110,7 @@ async def create_scheduled(c: PrefectClient, deployment: UUID, *, queue: str, pa
 async def read_runs(c: PrefectClient, ids: list[UUID]) -> dict[UUID, FlowRun]:
     out: dict[UUID, FlowRun] = {}
     for start in range(0, len(ids), 200):
-        chunk = ids[start:start + 200]
+        chunk = ids[start : start + 200]
         runs = await c.read_flow_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=chunk)), limit=200)
         out.update({r.id: r for r in runs})
     return out
@@ -145,10 +156,14 @@ async def delete_scheduled_of_tags(api_url: str, tags: list[str], *, budget: flo
     """Drop the not-yet-started runs carrying any of ``tags`` (so they load no later suite)."""
     deleted = 0
     for tag in tags:
-        deleted += await bulk_delete(api_url, {
-            "tags": {"all_": [tag]},
-            "state": {"type": {"any_": ["SCHEDULED"]}},
-        }, budget=budget)
+        deleted += await bulk_delete(
+            api_url,
+            {
+                "tags": {"all_": [tag]},
+                "state": {"type": {"any_": ["SCHEDULED"]}},
+            },
+            budget=budget,
+        )
     return deleted
 
 

@@ -46,8 +46,7 @@ class PressroomApi:
     def __init__(self, api_url: str, site_url: str, operator_token: str, *, connections: int = 100) -> None:
         # uvicorn drops idle keep-alive connections after 5 s; expiring ours first avoids
         # reusing a connection the server is closing (an httpx.ReadError on the next request).
-        limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections,
-                              keepalive_expiry=2.0)
+        limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections, keepalive_expiry=2.0)
         self.api = httpx.AsyncClient(base_url=api_url, timeout=60, limits=limits)
         self.site = httpx.AsyncClient(base_url=site_url, timeout=30, limits=limits)
         self.operator = {"Authorization": f"Bearer {operator_token}"}
@@ -64,10 +63,12 @@ class PressroomApi:
 
     async def create_tenant(self, slug: str) -> Tenant:
         """A tenant (workspace + queue) and an owner token for it."""
-        await self._call("POST", "/ops/tenants", 201, json={"slug": slug, "name": f"Bench {slug}"},
-                         headers=self.operator)
-        issued = await self._call("POST", f"/ops/tenants/{slug}/tokens", 201, json={"role": "owner"},
-                                  headers=self.operator)
+        await self._call(
+            "POST", "/ops/tenants", 201, json={"slug": slug, "name": f"Bench {slug}"}, headers=self.operator
+        )
+        issued = await self._call(
+            "POST", f"/ops/tenants/{slug}/tokens", 201, json={"role": "owner"}, headers=self.operator
+        )
         return Tenant(slug, str(issued["token"]))
 
     async def create_tenants(self, prefix: str, count: int, *, concurrency: int = 4) -> list[Tenant]:
@@ -82,13 +83,22 @@ class PressroomApi:
         return list(await asyncio.gather(*(one(s) for s in slugs)))
 
     async def create_document(self, tenant: Tenant, slug: str, body: str = "Benchmark body.") -> dict[str, Any]:
-        return await self._call("POST", f"/api/tenants/{tenant.slug}/documents", 201, headers=tenant.headers,
-                                json={"slug": slug, "title": slug.replace("-", " ").title(), "body": body,
-                                      "kind": "post"})
+        return await self._call(
+            "POST",
+            f"/api/tenants/{tenant.slug}/documents",
+            201,
+            headers=tenant.headers,
+            json={"slug": slug, "title": slug.replace("-", " ").title(), "body": body, "kind": "post"},
+        )
 
     async def update_document(self, tenant: Tenant, document_id: str, version: int, body: str) -> dict[str, Any]:
-        return await self._call("PUT", f"/api/tenants/{tenant.slug}/documents/{document_id}", 200,
-                                headers=tenant.headers, json={"version": version, "body": body})
+        return await self._call(
+            "PUT",
+            f"/api/tenants/{tenant.slug}/documents/{document_id}",
+            200,
+            headers=tenant.headers,
+            json={"version": version, "body": body},
+        )
 
     async def publish(self, tenant: Tenant, document_id: str) -> Published:
         """POST …/publish with confirmation; the timing brackets only the HTTP round trip."""
@@ -101,16 +111,19 @@ class PressroomApi:
         return Published(tenant.slug, document_id, str(response.json()["operation_id"]), t0, t1)
 
     async def document(self, tenant: Tenant, document_id: str) -> dict[str, Any]:
-        return await self._call("GET", f"/api/tenants/{tenant.slug}/documents/{document_id}", 200,
-                                headers=tenant.headers)
+        return await self._call(
+            "GET", f"/api/tenants/{tenant.slug}/documents/{document_id}", 200, headers=tenant.headers
+        )
 
     async def operation(self, tenant: Tenant, operation_id: str) -> dict[str, Any]:
-        return await self._call("GET", f"/api/tenants/{tenant.slug}/operations/{operation_id}", 200,
-                                headers=tenant.headers)
+        return await self._call(
+            "GET", f"/api/tenants/{tenant.slug}/operations/{operation_id}", 200, headers=tenant.headers
+        )
 
     async def retry(self, tenant: Tenant, operation_id: str) -> dict[str, Any]:
-        return await self._call("POST", f"/api/tenants/{tenant.slug}/operations/{operation_id}/retry", 202,
-                                headers=tenant.headers)
+        return await self._call(
+            "POST", f"/api/tenants/{tenant.slug}/operations/{operation_id}/retry", 202, headers=tenant.headers
+        )
 
     async def openapi(self) -> dict[str, Any]:
         return await self._call("GET", "/schema/openapi.json", 200)

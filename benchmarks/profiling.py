@@ -19,11 +19,27 @@ def start(pid: int, seconds: float, output: Path, *, rate: int = 100) -> subproc
     output.parent.mkdir(parents=True, exist_ok=True)
     py_spy = Path(sys.executable).parent / "py-spy"
     return subprocess.Popen(
-        [str(py_spy), "record", "--pid", str(pid), "--duration", str(int(seconds)), "--rate", str(rate),
-         "--format", "raw", "--output", str(output), "--nonblocking", "--subprocesses"],
+        [
+            str(py_spy),
+            "record",
+            "--pid",
+            str(pid),
+            "--duration",
+            str(int(seconds)),
+            "--rate",
+            str(rate),
+            "--format",
+            "raw",
+            "--output",
+            str(output),
+            "--nonblocking",
+            "--subprocesses",
+        ],
         # Not --gil: it hides native work that releases the GIL (loading CA bundles into SSL
         # contexts was the largest such cost), which is real CPU. Idle threads are left out.
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
     )
 
 
@@ -73,8 +89,9 @@ def summarize(raw: Path, *, top: int = 50) -> dict[str, Any]:
         if not stack or not count_text.isdigit():
             continue
         count = int(count_text)
-        frames = [_parse(f) for f in stack.split(";") if f and not f.startswith("process ")
-                  and not f.startswith("thread ")]
+        frames = [
+            _parse(f) for f in stack.split(";") if f and not f.startswith("process ") and not f.startswith("thread ")
+        ]
         if not frames:
             continue
         total += count
@@ -89,8 +106,13 @@ def summarize(raw: Path, *, top: int = 50) -> dict[str, Any]:
     def share(counter: Counter[str]) -> list[dict[str, Any]]:
         return [{"name": k, "samples": v, "share": v / total} for k, v in counter.most_common(top)]
 
-    return {"samples": total, "self_by_package": share(self_pkg), "self_by_function": share(self_fn),
-            "inclusive_by_function": share(incl_fn), "inclusive_by_package": share(incl_pkg)}
+    return {
+        "samples": total,
+        "self_by_package": share(self_pkg),
+        "self_by_function": share(self_fn),
+        "inclusive_by_function": share(incl_fn),
+        "inclusive_by_package": share(incl_pkg),
+    }
 
 
 def compress(raw: Path) -> Path:

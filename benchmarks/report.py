@@ -18,10 +18,34 @@ from benchmarks.stack import REPO
 
 ANALYSIS = Path(__file__).resolve().parent / "analysis.md"
 # Frames every stack passes through (event loop, thread pool, CLI, server plumbing): not where time goes.
-_PLUMBING = ("threading", "asyncio", "concurrent", "<", "typer", "click", "cyclopts", "uvicorn", "runpy",
-             "prefect.cli", "control_plane.cli", "anyio", "selectors", "contextlib", "starlette.", "fastapi.routing",
-             "litestar.app", "litestar.middleware", "litestar.routes", "litestar._asgi", "prefect.server.api.server",
-             "prefect.server.utilities.server", "?:", "sniffio", "_contextvars", "prefect._internal.concurrency")
+_PLUMBING = (
+    "threading",
+    "asyncio",
+    "concurrent",
+    "<",
+    "typer",
+    "click",
+    "cyclopts",
+    "uvicorn",
+    "runpy",
+    "prefect.cli",
+    "control_plane.cli",
+    "anyio",
+    "selectors",
+    "contextlib",
+    "starlette.",
+    "fastapi.routing",
+    "litestar.app",
+    "litestar.middleware",
+    "litestar.routes",
+    "litestar._asgi",
+    "prefect.server.api.server",
+    "prefect.server.utilities.server",
+    "?:",
+    "sniffio",
+    "_contextvars",
+    "prefect._internal.concurrency",
+)
 
 
 def _verdict(met: bool | str | None) -> str:
@@ -31,8 +55,10 @@ def _verdict(met: bool | str | None) -> str:
 
 
 def _table(results: dict[str, dict[str, Any]]) -> list[str]:
-    lines = ["| suite | ratio (Pressroom ÷ baseline) | target | measured | result | Pressroom | baseline |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| suite | ratio (Pressroom ÷ baseline) | target | measured | result | Pressroom | baseline |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for name in SUITE_NAMES + EXTRA_SUITES:
         data = results.get(name)
         if data is None:
@@ -68,11 +94,12 @@ def _plots(results: dict[str, dict[str, Any]], docs: Path) -> list[str]:
     bars: list[tuple[str, float, float]] = []
     ack = results.get("command_ack", {}).get("summary_ms")
     if ack:
-        bars += [("ack (paced)", ack["paced_pressroom"]["p50"], ack["paced_pressroom"]["p99"]),
-                 ("bare create_flow_run (paced)", ack["paced_prefect"]["p50"], ack["paced_prefect"]["p99"]),
-                 ("ack (saturated)", ack["saturated_pressroom"]["p50"], ack["saturated_pressroom"]["p99"]),
-                 ("bare create_flow_run (saturated)", ack["saturated_prefect"]["p50"],
-                  ack["saturated_prefect"]["p99"])]
+        bars += [
+            ("ack (paced)", ack["paced_pressroom"]["p50"], ack["paced_pressroom"]["p99"]),
+            ("bare create_flow_run (paced)", ack["paced_prefect"]["p50"], ack["paced_prefect"]["p99"]),
+            ("ack (saturated)", ack["saturated_pressroom"]["p50"], ack["saturated_pressroom"]["p99"]),
+            ("bare create_flow_run (saturated)", ack["saturated_prefect"]["p50"], ack["saturated_prefect"]["p99"]),
+        ]
     vis = results.get("visible", {}).get("summary_ms")
     if vis:
         bars.append(("visible after ack", vis["visible_after_ack"]["p50"], vis["visible_after_ack"]["p99"]))
@@ -101,9 +128,12 @@ def _plots(results: dict[str, dict[str, Any]], docs: Path) -> list[str]:
     samples = results.get("command_ack", {}).get("samples_ms")
     if samples:
         fig, ax = plt.subplots(figsize=(7, 4))
-        for key, label in (("paced_pressroom", "publish → 202, paced"), ("paced_prefect", "bare create, paced"),
-                           ("saturated_pressroom", "publish → 202, saturated"),
-                           ("saturated_prefect", "bare create, saturated")):
+        for key, label in (
+            ("paced_pressroom", "publish → 202, paced"),
+            ("paced_prefect", "bare create, paced"),
+            ("saturated_pressroom", "publish → 202, saturated"),
+            ("saturated_prefect", "bare create, saturated"),
+        ):
             values = sorted(samples.get(key, []))
             if values:
                 ax.plot(values, [(i + 1) / len(values) for i in range(len(values))], label=label)
@@ -120,8 +150,11 @@ def _plots(results: dict[str, dict[str, Any]], docs: Path) -> list[str]:
     thr = results.get("throughput")
     if thr and "per_minute" in thr:
         fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.6))
-        left.bar(["Pressroom", "process worker"], [thr["per_minute"]["pressroom"], thr["per_minute"]["process_worker"]],
-                 color=["tab:blue", "tab:gray"])
+        left.bar(
+            ["Pressroom", "process worker"],
+            [thr["per_minute"]["pressroom"], thr["per_minute"]["process_worker"]],
+            color=["tab:blue", "tab:gray"],
+        )
         left.set_ylabel("publishes per minute")
         left.set_title("throughput, 20 tenants")
         cpu = thr["cpu_per_publish_s"]["pressroom"]
@@ -171,13 +204,18 @@ def _profile_section(results: dict[str, dict[str, Any]]) -> list[str]:
             continue
         raw = Path(data["raw"])
         rel = raw.relative_to(REPO) if raw.is_absolute() and raw.is_relative_to(REPO) else raw
-        out.append(f"\n**{name}** — {data['samples']} samples, collapsed stacks in `{rel}` "
-                   "(gunzip, then open with speedscope or flamegraph.pl)\n")
+        out.append(
+            f"\n**{name}** — {data['samples']} samples, collapsed stacks in `{rel}` "
+            "(gunzip, then open with speedscope or flamegraph.pl)\n"
+        )
         out.append("| self time, by package | share |  | inclusive, by function | share |")
         out.append("|---|---|---|---|---|")
         pkgs = data["self_by_package"][:10]
-        fns = [f for f in data["inclusive_by_function"]
-               if not f["name"].startswith(_PLUMBING) and not f["name"].endswith(":<module>")][:10]
+        fns = [
+            f
+            for f in data["inclusive_by_function"]
+            if not f["name"].startswith(_PLUMBING) and not f["name"].endswith(":<module>")
+        ][:10]
         for i in range(max(len(pkgs), len(fns))):
             p = pkgs[i] if i < len(pkgs) else None
             f = fns[i] if i < len(fns) else None
@@ -217,12 +255,17 @@ def write_report(out: Path, docs: Path) -> Path:
     lines += [f"![{p}]({p})\n" for p in plots]
     if ANALYSIS.exists():
         lines += ["## Analysis", "", ANALYSIS.read_text().strip(), ""]
-    lines += ["## Profile of the largest cost", "",
-              "py-spy, attached by pid while the suite's load runs (100 samples/s, non-blocking, idle threads "
-              "left out); shares are of the process's samples. Self time says which library burns the CPU; "
-              "inclusive time says which code path asked for it.", ""]
-    lines += _profile_section(results) or ["(no profile in these results: run the throughput suite without "
-                                           "`--no-profile`)"]
+    lines += [
+        "## Profile of the largest cost",
+        "",
+        "py-spy, attached by pid while the suite's load runs (100 samples/s, non-blocking, idle threads "
+        "left out); shares are of the process's samples. Self time says which library burns the CPU; "
+        "inclusive time says which code path asked for it.",
+        "",
+    ]
+    lines += _profile_section(results) or [
+        "(no profile in these results: run the throughput suite without `--no-profile`)"
+    ]
     lines += ["", "## Suite details", "", *details(results)]
     path = docs / "performance.md"
     path.write_text("\n".join(lines).rstrip() + "\n")

@@ -18,8 +18,10 @@ def details(results: dict[str, dict[str, Any]]) -> list[str]:
         out += [f"- {line}" for line in _detail_lines(name, data)]
         for note in data.get("notes", []):
             out.append(f"- note: {note}")
-        out.append(f"- settings: `{data.get('settings', {})}`; {data.get('duration_s', '?')} s; "
-                   f"raw samples in `benchmarks/results/{name}.json`\n")
+        out.append(
+            f"- settings: `{data.get('settings', {})}`; {data.get('duration_s', '?')} s; "
+            f"raw samples in `benchmarks/results/{name}.json`\n"
+        )
     return out
 
 
@@ -33,71 +35,98 @@ def _detail_lines(name: str, d: dict[str, Any]) -> list[str]:
     if name == "command_ack":
         s, cap = d["summary_ms"], d.get("capacity_per_s", {})
         rate = d["settings"].get("paced_rate_per_s")
-        return [f"paced ({_fmt(rate)}/s from {d['settings']['clients']} clients): publish → 202 "
-                f"{_p(s['paced_pressroom'])}; bare `create_flow_run_from_deployment` {_p(s['paced_prefect'])}",
-                f"saturated ({d['settings']['clients']} clients back to back): publish → 202 "
-                f"{_p(s['saturated_pressroom'])}; bare create {_p(s['saturated_prefect'])}",
-                f"capacity: {_fmt(cap.get('pressroom'))} publishes/s acknowledged, {_fmt(cap.get('relay'))}/s "
-                f"handed to Prefect by the relay, {_fmt(cap.get('prefect'))} bare creations/s"]
+        return [
+            f"paced ({_fmt(rate)}/s from {d['settings']['clients']} clients): publish → 202 "
+            f"{_p(s['paced_pressroom'])}; bare `create_flow_run_from_deployment` {_p(s['paced_prefect'])}",
+            f"saturated ({d['settings']['clients']} clients back to back): publish → 202 "
+            f"{_p(s['saturated_pressroom'])}; bare create {_p(s['saturated_prefect'])}",
+            f"capacity: {_fmt(cap.get('pressroom'))} publishes/s acknowledged, {_fmt(cap.get('relay'))}/s "
+            f"handed to Prefect by the relay, {_fmt(cap.get('prefect'))} bare creations/s",
+        ]
     if name == "visible":
         s = d["summary_ms"]
-        return [f"ack: {_p(s['ack'])}", f"visible after the ack: {_p(s['visible_after_ack'])}",
-                f"served from: {d.get('served_from')}"]
+        return [
+            f"ack: {_p(s['ack'])}",
+            f"visible after the ack: {_p(s['visible_after_ack'])}",
+            f"served from: {d.get('served_from')}",
+        ]
     if name == "materialized":
         s, ph = d["summary_ms"], d.get("pressroom_phases_ms", {})
-        return [f"Pressroom runtime worker (queued → succeeded): {_p(s['pressroom'])}",
-                f"Prefect process worker (created → completed): {_p(s['process_worker'])}",
-                f"in-process floor ({d['settings'].get('steps')} no-op tasks): {_p(s['floor'])}",
-                "Pressroom phases: " + ", ".join(f"{k.removesuffix('_s')} {_p(v)}" for k, v in ph.items())]
+        return [
+            f"Pressroom runtime worker (queued → succeeded): {_p(s['pressroom'])}",
+            f"Prefect process worker (created → completed): {_p(s['process_worker'])}",
+            f"in-process floor ({d['settings'].get('steps')} no-op tasks): {_p(s['floor'])}",
+            "Pressroom phases: " + ", ".join(f"{k.removesuffix('_s')} {_p(v)}" for k, v in ph.items()),
+        ]
     if name == "throughput":
         cpu = d["cpu_per_publish_s"]
-        lines = [f"Pressroom: {_fmt(d['per_minute']['pressroom'])} publishes/min "
-                 f"({_fmt(d['per_second']['pressroom'])}/s); process worker: "
-                 f"{_fmt(d['per_minute']['process_worker'])} runs/min",
-                 "CPU-s per publish (Pressroom): " + ", ".join(
-                     f"{k.removesuffix('_cpu_s')} {_fmt(v)}" for k, v in cpu["pressroom"].items()),
-                 "CPU-s per run (process worker): " + ", ".join(
-                     f"{k.removesuffix('_cpu_s')} {_fmt(v)}" for k, v in cpu["process_worker"].items())]
+        lines = [
+            f"Pressroom: {_fmt(d['per_minute']['pressroom'])} publishes/min "
+            f"({_fmt(d['per_second']['pressroom'])}/s); process worker: "
+            f"{_fmt(d['per_minute']['process_worker'])} runs/min",
+            "CPU-s per publish (Pressroom): "
+            + ", ".join(f"{k.removesuffix('_cpu_s')} {_fmt(v)}" for k, v in cpu["pressroom"].items()),
+            "CPU-s per run (process worker): "
+            + ", ".join(f"{k.removesuffix('_cpu_s')} {_fmt(v)}" for k, v in cpu["process_worker"].items()),
+        ]
         acks = [s["ack_ms"] for s in d["segments"]["pressroom"]]
         if acks:
             lines.append(f"publish ack under this load: {_p(acks[0])}")
         return lines
     if name == "fairness":
         s, w = d["summary_ms"], d.get("queue_wait_ms", {})
-        return [f"B with A idle: {_p(s['unloaded'])}; queue wait {_p(w.get('unloaded', {}))}",
-                f"B behind A's flood of {d['settings']['flood']}: {_p(s['loaded'])}; "
-                f"queue wait {_p(w.get('loaded', {}))}; timed out: {d['flood']['timed_out']}",
-                f"A's outstanding operations at B's samples: {d['flood']['a_outstanding_at_samples']}"]
+        return [
+            f"B with A idle: {_p(s['unloaded'])}; queue wait {_p(w.get('unloaded', {}))}",
+            f"B behind A's flood of {d['settings']['flood']}: {_p(s['loaded'])}; "
+            f"queue wait {_p(w.get('loaded', {}))}; timed out: {d['flood']['timed_out']}",
+            f"A's outstanding operations at B's samples: {d['flood']['a_outstanding_at_samples']}",
+        ]
     if name == "retry_cost":
-        lines = [f"{c['case']}: {c['total']} executions, ideal {c['ideal']} ({c['executions']}), "
-                 f"{c['attempts']} attempt(s), final {c['status']}" for c in d["cases"]]
+        lines = [
+            f"{c['case']}: {c['total']} executions, ideal {c['ideal']} ({c['executions']}), "
+            f"{c['attempts']} attempt(s), final {c['status']}"
+            for c in d["cases"]
+        ]
         lines += [f"{c['case']}: {c['total']} executions, ideal {c['ideal']}" for c in d.get("bare_prefect", [])]
         return lines
     if name == "idle_tenants":
         a, b = d["windows"]["before"], d["windows"]["after"]
+
         def window(w: dict[str, Any]) -> str:
             cpu = ", ".join(f"{k} {_fmt(v)} %" for k, v in w["cpu_percent"].items())
-            return (f"{w['tenants']} tenants: worker RSS max {_fmt(w['worker_rss_mb'].get('max'), 'MB')}, "
-                    f"worker processes {w['worker_processes_max']}, worker → server "
-                    f"{_fmt(w['worker_requests_per_s'])} req/s; CPU {cpu}")
-        return [window(a), window(b),
-                f"tenant creation: {_fmt(d['tenant_creation']['per_s'])} tenants/s; worker start-up with "
-                f"{b['tenants']} tenants: {_fmt(d['worker_startup_s'], 's')}",
-                f"requests by path with {b['tenants']} tenants: `{b['worker_requests_by_path']}`"]
+            return (
+                f"{w['tenants']} tenants: worker RSS max {_fmt(w['worker_rss_mb'].get('max'), 'MB')}, "
+                f"worker processes {w['worker_processes_max']}, worker → server "
+                f"{_fmt(w['worker_requests_per_s'])} req/s; CPU {cpu}"
+            )
+
+        return [
+            window(a),
+            window(b),
+            f"tenant creation: {_fmt(d['tenant_creation']['per_s'])} tenants/s; worker start-up with "
+            f"{b['tenants']} tenants: {_fmt(d['worker_startup_s'], 's')}",
+            f"requests by path with {b['tenants']} tenants: `{b['worker_requests_by_path']}`",
+        ]
     if name == "whatif":
         purge = d["purge_call_ms"]
-        lines = [f"one PURGE: new client per call {_p(purge.get('client_per_call', {}))}; long-lived client "
-                 f"{_p(purge.get('long_lived_client', {}))}"]
+        lines = [
+            f"one PURGE: new client per call {_p(purge.get('client_per_call', {}))}; long-lived client "
+            f"{_p(purge.get('long_lived_client', {}))}"
+        ]
         for variant, v in d["variants"].items():
-            lines.append(f"{variant}: in-process worker (+ harness client) {_fmt(v['worker_cpu_s_per_publish'])} "
-                         f"CPU-s/publish, Prefect server {_fmt(v['server_cpu_s_per_publish'])} CPU-s/publish, "
-                         f"queued → succeeded {_p(v['latency_ms'])}")
+            lines.append(
+                f"{variant}: in-process worker (+ harness client) {_fmt(v['worker_cpu_s_per_publish'])} "
+                f"CPU-s/publish, Prefect server {_fmt(v['server_cpu_s_per_publish'])} CPU-s/publish, "
+                f"queued → succeeded {_p(v['latency_ms'])}"
+            )
         return lines
     if name == "whatif_fairness":
         s = d["summary_ms"]
-        return [f"tenant queues limited to {d['settings']['queue_concurrency_limit']} runs: B with A idle "
-                f"{_p(s['unloaded'])}; B behind A's flood of {d['settings']['flood']} {_p(s['loaded'])}",
-                f"A's own delivery rate meanwhile: {_fmt(d['a_publishes_per_s_while_limited'])} publishes/s"]
+        return [
+            f"tenant queues limited to {d['settings']['queue_concurrency_limit']} runs: B with A idle "
+            f"{_p(s['unloaded'])}; B behind A's flood of {d['settings']['flood']} {_p(s['loaded'])}",
+            f"A's own delivery rate meanwhile: {_fmt(d['a_publishes_per_s_while_limited'])} publishes/s",
+        ]
     if name == "scheduled_backlog":
         lines = []
         for backend, r in d["backends"].items():
@@ -106,12 +135,19 @@ def _detail_lines(name: str, d: dict[str, Any]) -> list[str]:
                 f"{backend}: created {c['created']} in {', '.join(f'{k} {_fmt(v)} s' for k, v in c['seconds'].items())}"
                 f" → {', '.join(f'{k} {_fmt(v)}/s' for k, v in c['per_s'].items())}; "
                 f"DB {_fmt(r['before']['db_bytes'] / 2**20, 'MB')} → {_fmt(r['after']['db_bytes'] / 2**20, 'MB')} "
-                f"({_fmt(r['db_bytes_per_run'], 'B')}/run)")
-            lines.append(f"{backend} idle CPU % before → after: " + ", ".join(
-                f"{k} {_fmt(r['before']['cpu_percent'].get(k))} → {_fmt(v)}"
-                for k, v in r['after']['cpu_percent'].items())
-                + f"; pool query {_p(r['before']['pool_query_ms'])} → {_p(r['after']['pool_query_ms'])}")
-            lines.append(f"{backend} lateness of {r['lateness']['runs']} due runs: {_p(r['lateness']['lateness_ms'])}; "
-                         f"unclaimed after 120 s: {r['lateness']['unclaimed_after_120s']}")
+                f"({_fmt(r['db_bytes_per_run'], 'B')}/run)"
+            )
+            lines.append(
+                f"{backend} idle CPU % before → after: "
+                + ", ".join(
+                    f"{k} {_fmt(r['before']['cpu_percent'].get(k))} → {_fmt(v)}"
+                    for k, v in r["after"]["cpu_percent"].items()
+                )
+                + f"; pool query {_p(r['before']['pool_query_ms'])} → {_p(r['after']['pool_query_ms'])}"
+            )
+            lines.append(
+                f"{backend} lateness of {r['lateness']['runs']} due runs: {_p(r['lateness']['lateness_ms'])}; "
+                f"unclaimed after 120 s: {r['lateness']['unclaimed_after_120s']}"
+            )
         return lines
     return []

@@ -101,8 +101,9 @@ async def _prove_pipeline(bench: Bench) -> None:
     bench.log(f"warm-up publish succeeded in {seconds:.2f} s (worker cold start included)")
 
 
-async def _run_suites(stack: BenchStack, profile: Profile, suites: list[str], out: Path,
-                      profile_server: bool) -> list[str]:
+async def _run_suites(
+    stack: BenchStack, profile: Profile, suites: list[str], out: Path, profile_server: bool
+) -> list[str]:
     from benchmarks import prefect_side
 
     failures: list[str] = []
@@ -125,8 +126,13 @@ async def _one_suite(bench: Bench, name: str) -> list[str]:
     bench.log(f"suite {name} ({bench.profile.name})")
     started = now_iso()
     t0 = time.monotonic()
-    result: dict[str, Any] = {"suite": name, "mode": bench.profile.name, "started_at": started,
-                              "machine": machine_info(), "profile": bench.profile.as_dict()}
+    result: dict[str, Any] = {
+        "suite": name,
+        "mode": bench.profile.name,
+        "started_at": started,
+        "machine": machine_info(),
+        "profile": bench.profile.as_dict(),
+    }
     failed = False
     bench.notes = []
     bench.partial = {}

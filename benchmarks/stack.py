@@ -10,6 +10,7 @@ own process group and is stopped by that group's id, newest first.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import shutil
@@ -51,20 +52,16 @@ class Child:
     def stop(self, timeout: float = 20) -> None:
         """SIGTERM the child's process group, then SIGKILL it if it lingers."""
         for signum in (signal.SIGTERM, signal.SIGKILL):
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.process.pid, signum)
-            except ProcessLookupError:
-                pass
             try:
                 self.process.wait(timeout=timeout)
                 break
             except subprocess.TimeoutExpired:
                 continue
         # The group may outlive its leader (a flow subprocess of the process worker).
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(self.process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 @dataclass
@@ -103,18 +100,20 @@ class BenchStack:
         data_dir = data_dir or self.data_dir
         env = dict(os.environ)
         env.update(prefect_env(api_url=prefect_api_url or self.prefect_api_url, home=self.data_dir / "prefect"))
-        env.update({
-            "PRESSROOM_DATA_DIR": str(data_dir),
-            "PRESSROOM_OPERATOR_TOKEN": self.operator_token,
-            "PRESSROOM_PORT": str(self.cp_port),
-            "PRESSROOM_SITE_PORT": str(self.site_port),
-            "PRESSROOM_SITE_URL": self.site_url,
-            "PRESSROOM_PURGE_URL": f"{self.site_url}/",
-            "PRESSROOM_PREFECT_UI_URL": self.prefect_api_url.removesuffix("/api"),
-            # Benchmarks publish far more than a site would: the quota is not under test.
-            "PRESSROOM_PUBLISHES_PER_HOUR": "1000000",
-            "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p),
-        })
+        env.update(
+            {
+                "PRESSROOM_DATA_DIR": str(data_dir),
+                "PRESSROOM_OPERATOR_TOKEN": self.operator_token,
+                "PRESSROOM_PORT": str(self.cp_port),
+                "PRESSROOM_SITE_PORT": str(self.site_port),
+                "PRESSROOM_SITE_URL": self.site_url,
+                "PRESSROOM_PURGE_URL": f"{self.site_url}/",
+                "PRESSROOM_PREFECT_UI_URL": self.prefect_api_url.removesuffix("/api"),
+                # Benchmarks publish far more than a site would: the quota is not under test.
+                "PRESSROOM_PUBLISHES_PER_HOUR": "1000000",
+                "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p),
+            }
+        )
         return env
 
     def start(self, progress=print) -> None:  # type: ignore[no-untyped-def]
@@ -128,8 +127,15 @@ class BenchStack:
         )
         progress(f"  Prefect server on PostgreSQL healthy at {self.prefect.api_url} ({time.monotonic() - t0:.1f} s)")
         env = self.env()
-        subprocess.run([sys.executable, "-m", "control_plane.cli", "migrate"], env=env, check=True, cwd=REPO,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=120)
+        subprocess.run(
+            [sys.executable, "-m", "control_plane.cli", "migrate"],
+            env=env,
+            check=True,
+            cwd=REPO,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            timeout=120,
+        )
         self.spawn("control-plane", [sys.executable, "-m", "control_plane.cli", "serve"], env)
         self.spawn("site", [sys.executable, "-m", "control_plane.cli", "site"], env)
         self.wait_http(f"{self.api_url}/healthz", "control plane")
@@ -141,8 +147,15 @@ class BenchStack:
             raise RuntimeError(f"{name} is already running")
         log_path = self.logs / f"{name}.log"
         with open(log_path, "ab") as log:
-            process = subprocess.Popen(argv, env=env, cwd=REPO, stdin=subprocess.DEVNULL, stdout=log,
-                                       stderr=subprocess.STDOUT, start_new_session=True)
+            process = subprocess.Popen(
+                argv,
+                env=env,
+                cwd=REPO,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         child = Child(name, process, log_path)
         self.children[name] = child
         return child

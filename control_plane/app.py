@@ -28,8 +28,14 @@ from control_plane.site.controllers import SiteController
 from control_plane.tenants.controllers import OperatorController
 from control_plane.webhooks.controllers import WebhookController
 
-CONTROLLERS = (OperatorController, DocumentController, OperationController, ReleaseController, SiteController,
-               WebhookController)
+CONTROLLERS = (
+    OperatorController,
+    DocumentController,
+    OperationController,
+    ReleaseController,
+    SiteController,
+    WebhookController,
+)
 
 
 @get("/healthz", media_type=MediaType.JSON, include_in_schema=True)
@@ -68,8 +74,12 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
         before_request=_bind_request,
         lifespan=[lifespan],
         request_max_body_size=settings.control_plane.max_body_bytes,
-        openapi_config=OpenAPIConfig(title="Pressroom control plane", version="0.1.0", path="/schema",
-                                     components=Components(security_schemes=SECURITY_SCHEMES)),
+        openapi_config=OpenAPIConfig(
+            title="Pressroom control plane",
+            version="0.1.0",
+            path="/schema",
+            components=Components(security_schemes=SECURITY_SCHEMES),
+        ),
         plugins=[StrictStructSchemaPlugin()],
         debug=False,
     )

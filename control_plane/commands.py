@@ -54,9 +54,16 @@ class CommandGate:
                 'This changes the public site: send {"confirm": true} to go ahead.', details={"field": "confirm"}
             )
         quota = m.Quota(PUBLISH_QUOTA_KINDS, tenant.publishes_per_hour) if command.counts_as_publish else None
-        return self.runtime.execute(command.tenant, m.Command(
-            actor=m.ActorRef(id=actor.id, role=actor.role), scope=command.scope, message=command.message,
-            idempotency_key=command.idempotency_key, quota=quota))
+        return self.runtime.execute(
+            command.tenant,
+            m.Command(
+                actor=m.ActorRef(id=actor.id, role=actor.role),
+                scope=command.scope,
+                message=command.message,
+                idempotency_key=command.idempotency_key,
+                quota=quota,
+            ),
+        )
 
     def reader(self, principal: Principal, tenant: str) -> m.ActorRef:
         """Who reads ``tenant``'s data: tenant access and ``content.view`` (the runtime checks again)."""

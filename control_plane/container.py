@@ -41,8 +41,15 @@ class Services:
     webhooks: WebhookService
 
     @classmethod
-    def build(cls, settings: Settings, *, factory: WorkspaceFactory | None = None, migrate: bool = True,
-              prefect: PrefectPort | None = None, relay_prefect: PrefectPort | None = None) -> Services:
+    def build(
+        cls,
+        settings: Settings,
+        *,
+        factory: WorkspaceFactory | None = None,
+        migrate: bool = True,
+        prefect: PrefectPort | None = None,
+        relay_prefect: PrefectPort | None = None,
+    ) -> Services:
         """Everything a control-plane process (API, dashboard, CLI) needs; ``prefect``/``relay_prefect``
         replace the real Prefect adapters (e.g. with ``RecordingPrefect`` in unit tests)."""
         url = settings.database_url
@@ -59,13 +66,28 @@ class Services:
         relay = Relay(factory, relay_port, settings.dispatch.coalescing)
         handoff = RelayHandoff(relay.relay_tenant, close=relay_port.close)
         runtime = RuntimeClient(InProcessRuntime(factory, settings.dispatch, handoff))
-        tenants = TenantService(engine, runtime, prefect, settings.dispatch, site_url=settings.runtime.site_url,
-                                default_publishes_per_hour=settings.control_plane.default_publishes_per_hour)
+        tenants = TenantService(
+            engine,
+            runtime,
+            prefect,
+            settings.dispatch,
+            site_url=settings.runtime.site_url,
+            default_publishes_per_hour=settings.control_plane.default_publishes_per_hour,
+        )
         gate = CommandGate(tenants, runtime)
         return cls(
-            settings=settings, engine=engine, tokens=tokens, prefect=prefect, handoff=handoff, runtime=runtime,
-            tenants=tenants, gate=gate, documents=DocumentService(gate, runtime),
-            operations=OperationService(gate, runtime), releases=ReleaseService(gate), site=SiteService(gate, runtime),
+            settings=settings,
+            engine=engine,
+            tokens=tokens,
+            prefect=prefect,
+            handoff=handoff,
+            runtime=runtime,
+            tenants=tenants,
+            gate=gate,
+            documents=DocumentService(gate, runtime),
+            operations=OperationService(gate, runtime),
+            releases=ReleaseService(gate),
+            site=SiteService(gate, runtime),
             webhooks=WebhookService(gate, runtime),
         )
 

@@ -33,8 +33,9 @@ class ControlPlaneSettings(PressroomSettings):
     log_format: Literal["json", "console"] = "json"
     migrate_on_start: bool = True
     site_cache: bool = True
-    purge_networks: Annotated[tuple[str, ...], NoDecode] = Field(("127.0.0.0/8", "::1/128"),
-                                                                 validation_alias="PRESSROOM_PURGE_ALLOW")
+    purge_networks: Annotated[tuple[str, ...], NoDecode] = Field(
+        ("127.0.0.0/8", "::1/128"), validation_alias="PRESSROOM_PURGE_ALLOW"
+    )
     # Dashboard cookies: encrypted under this secret (random per process when unset), Secure behind TLS.
     session_secret: SecretStr | None = None
     session_cookie_secure: bool = False
@@ -82,8 +83,11 @@ class Settings:
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
         """Each area from the same environment; the first malformed value stops start-up, naming it."""
-        return cls(runtime=RuntimeSettings.from_env(environ), dispatch=DispatchSettings.from_env(environ),
-                   control_plane=ControlPlaneSettings.from_env(environ))
+        return cls(
+            runtime=RuntimeSettings.from_env(environ),
+            dispatch=DispatchSettings.from_env(environ),
+            control_plane=ControlPlaneSettings.from_env(environ),
+        )
 
     @property
     def database_url(self) -> str:

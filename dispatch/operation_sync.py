@@ -49,8 +49,10 @@ class OperationSync:
         """Record each claimed operation's end: succeeded/superseded, failed (final or with a retry), or dead;
         ``facts`` (what the run reported) are kept with each operation it completed."""
         with self.factory.open(tenant).transaction() as tx:
-            return {operation_id: self._settle_one(tx, operation_id, verdict, facts)
-                    for operation_id, verdict in verdicts.items()}
+            return {
+                operation_id: self._settle_one(tx, operation_id, verdict, facts)
+                for operation_id, verdict in verdicts.items()
+            }
 
     def _settle_one(self, tx: Session, operation_id: str, verdict: Verdict, facts: dict[str, Any] | None) -> str:
         operation = get_operation(tx, operation_id)
@@ -61,15 +63,26 @@ class OperationSync:
         if isinstance(verdict, RunFailed):
             delay = self.settings.backoff(operation.retries + 1)
             return operation_actions.fail(
-                tx, operation_id, step=verdict.failure.step, error_code=verdict.failure.code,
-                error_message=verdict.failure.message, max_retries=self.settings.max_retries,
-                next_attempt_at=utcnow() + timedelta(seconds=delay), permanent=verdict.permanent,
+                tx,
+                operation_id,
+                step=verdict.failure.step,
+                error_code=verdict.failure.code,
+                error_message=verdict.failure.message,
+                max_retries=self.settings.max_retries,
+                next_attempt_at=utcnow() + timedelta(seconds=delay),
+                permanent=verdict.permanent,
             ).status
         if verdict.failure is not None:
             return operation_actions.fail(
-                tx, operation_id, step=verdict.failure.step, error_code=verdict.failure.code,
-                error_message=verdict.failure.message, max_retries=0, next_attempt_at=None,
-                permanent=verdict.status == DEAD, final=verdict.status == FAILED,
+                tx,
+                operation_id,
+                step=verdict.failure.step,
+                error_code=verdict.failure.code,
+                error_message=verdict.failure.message,
+                max_retries=0,
+                next_attempt_at=None,
+                permanent=verdict.status == DEAD,
+                final=verdict.status == FAILED,
             ).status
         return operation_actions.finish(tx, operation_id, verdict.status.value).status
 
@@ -82,8 +95,11 @@ class OperationSync:
         """(operation id, flow run id) of deliveries whose worker stopped renewing its lease, and
         whether the tenant has anything unsent or delivering at all."""
         with self.factory.open(tenant).reader() as tx:
-            stale = [(op.id, op.flow_run_id) for op in operation_actions.stale_deliveries(tx, self.settings.lease_seconds)
-                     if op.flow_run_id]
+            stale = [
+                (op.id, op.flow_run_id)
+                for op in operation_actions.stale_deliveries(tx, self.settings.lease_seconds)
+                if op.flow_run_id
+            ]
             return stale, queries.has_pending_delivery(tx)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
@@ -44,8 +44,12 @@ _PAGE = 200
 def _state(state: RunState, message: str | None, when: datetime | None = None) -> State[Any]:
     if state == RunState.SCHEDULED:
         return Scheduled(scheduled_time=when or utcnow(), message=message)
-    return {RunState.PENDING: Pending, RunState.COMPLETED: Completed, RunState.FAILED: Failed,
-            RunState.CANCELLED: Cancelled}[state](message=message)
+    return {
+        RunState.PENDING: Pending,
+        RunState.COMPLETED: Completed,
+        RunState.FAILED: Failed,
+        RunState.CANCELLED: Cancelled,
+    }[state](message=message)
 
 
 def run_info(run: FlowRun) -> RunInfo:
@@ -102,21 +106,21 @@ class PrefectGateway:
         try:
             yield await self.client()
         except (httpx.TransportError, OSError) as exc:
-            raise PrefectUnavailable("Prefect is unreachable.", details={"error": str(exc) or type(exc).__name__}) \
-                from None
+            raise PrefectUnavailable(
+                "Prefect is unreachable.", details={"error": str(exc) or type(exc).__name__}
+            ) from None
         except httpx.HTTPStatusError as exc:
             if exc.response.status_code < 500:
                 raise
-            raise PrefectUnavailable("Prefect answered with an error.",
-                                     details={"status": exc.response.status_code}) from None
+            raise PrefectUnavailable(
+                "Prefect answered with an error.", details={"status": exc.response.status_code}
+            ) from None
 
     # --- pool, deployments, queues -----------------------------------------------------------------
 
     async def _ensure_pool(self, client: PrefectClient) -> None:
-        try:
+        with suppress(ObjectAlreadyExists):
             await client.create_work_pool(WorkPoolCreate(name=self.settings.work_pool, type="process"))
-        except ObjectAlreadyExists:
-            pass
 
     async def ensure_deployments(self) -> None:
         await self._deployment_ids()
@@ -156,8 +160,9 @@ class PrefectGateway:
         async with self._call() as client:
             await self._ensure_pool(client)
             try:
-                await client.create_work_queue(name=name, work_pool_name=self.settings.work_pool, is_paused=paused,
-                                               concurrency_limit=limit)
+                await client.create_work_queue(
+                    name=name, work_pool_name=self.settings.work_pool, is_paused=paused, concurrency_limit=limit
+                )
             except ObjectAlreadyExists:
                 queue = await client.read_work_queue_by_name(name, work_pool_name=self.settings.work_pool)
                 changes: dict[str, Any] = {}
@@ -176,8 +181,7 @@ class PrefectGateway:
             await self._ensure_pool(client)
             offset = 0
             while True:
-                page = await client.read_work_queues(work_pool_name=self.settings.work_pool, limit=_PAGE,
-                                                     offset=offset)
+                page = await client.read_work_queues(work_pool_name=self.settings.work_pool, limit=_PAGE, offset=offset)
                 existing.update({queue.name: queue for queue in page})
                 offset += len(page)
                 if len(page) < _PAGE:
@@ -228,8 +232,9 @@ class PrefectGateway:
             except (ObjectNotFound, ValueError):
                 return None
 
-    async def set_state(self, flow_run_id: str | UUID, state: RunState, *, message: str | None = None,
-                        force: bool = False) -> bool:
+    async def set_state(
+        self, flow_run_id: str | UUID, state: RunState, *, message: str | None = None, force: bool = False
+    ) -> bool:
         async with self._call() as client:
             result = await client.set_flow_run_state(flow_run_id, _state(state, message), force=force)
         return result.status == SetStateStatus.ACCEPT
@@ -242,8 +247,9 @@ class PrefectGateway:
                 limit=_PAGE,
             )
         now = datetime.now(UTC)
-        lateness = [(now - run.expected_start_time).total_seconds() for run in runs
-                    if run.expected_start_time is not None]
+        lateness = [
+            (now - run.expected_start_time).total_seconds() for run in runs if run.expected_start_time is not None
+        ]
         return len(runs), max(lateness, default=0.0)
 
     # --- what only the runtime worker asks -------------------------------------------------------------
@@ -263,8 +269,7 @@ class PrefectGateway:
         async with self._call() as client:
             return await client.read_flow_runs(
                 flow_run_filter=FlowRunFilter(
-                    state=FlowRunFilterState(type=FlowRunFilterStateType(any_=[StateType.RUNNING,
-                                                                               StateType.PENDING]))
+                    state=FlowRunFilterState(type=FlowRunFilterStateType(any_=[StateType.RUNNING, StateType.PENDING]))
                 ),
                 work_pool_filter=WorkPoolFilter(name=WorkPoolFilterName(any_=[self.settings.work_pool])),
                 limit=_PAGE,

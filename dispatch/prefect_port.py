@@ -109,8 +109,9 @@ class PrefectPort(Protocol):
     async def read_run(self, flow_run_id: str) -> RunInfo | None:
         """The run, or None if Prefect does not know it."""
 
-    async def set_state(self, flow_run_id: str, state: RunState, *, message: str | None = None,
-                        force: bool = False) -> bool:
+    async def set_state(
+        self, flow_run_id: str, state: RunState, *, message: str | None = None, force: bool = False
+    ) -> bool:
         """Propose ``state``; whether Prefect accepted it."""
 
     async def late_runs(self, tenant: str) -> tuple[int, float]:

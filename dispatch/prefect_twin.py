@@ -17,8 +17,13 @@ from typing import Any
 
 from dispatch.prefect_port import CreatedRun, PrefectUnavailable, QueueInfo, RunInfo, RunRequest, RunState
 
-_STATE_NAMES = {RunState.SCHEDULED: "Scheduled", RunState.PENDING: "Pending", RunState.COMPLETED: "Completed",
-                RunState.FAILED: "Failed", RunState.CANCELLED: "Cancelled"}
+_STATE_NAMES = {
+    RunState.SCHEDULED: "Scheduled",
+    RunState.PENDING: "Pending",
+    RunState.COMPLETED: "Completed",
+    RunState.FAILED: "Failed",
+    RunState.CANCELLED: "Cancelled",
+}
 
 
 @dataclass
@@ -67,8 +72,9 @@ class RecordingPrefect:
         name = f"tenant-{tenant}"
         current = self.queues.get(name)
         keep = current.paused if current is not None else False
-        self.queues[name] = QueueInfo(name=name, exists=True, paused=keep if paused is None else paused,
-                                      concurrency_limit=self.queue_concurrency)
+        self.queues[name] = QueueInfo(
+            name=name, exists=True, paused=keep if paused is None else paused, concurrency_limit=self.queue_concurrency
+        )
 
     async def ensure_queues(self, tenants: Sequence[str]) -> int:
         self._record("ensure_queues", tenants=list(tenants))
@@ -86,8 +92,12 @@ class RecordingPrefect:
         self._record("create_run", request=request)
         existing = self.run_for(request.idempotency_key)
         if existing is None:
-            existing = TwinRun(id=f"run-{next(self._ids)}", request=request, parameters=request.run_parameters,
-                               scheduled_time=request.scheduled_time)
+            existing = TwinRun(
+                id=f"run-{next(self._ids)}",
+                request=request,
+                parameters=request.run_parameters,
+                scheduled_time=request.scheduled_time,
+            )
             self.runs[existing.id] = existing
             self._by_key[request.idempotency_key] = existing.id
             await self.ensure_queue(request.tenant)
@@ -103,13 +113,21 @@ class RecordingPrefect:
         run = self.runs.get(flow_run_id)
         if run is None:
             return None
-        return RunInfo(id=run.id, name=f"{run.request.workflow.value} {run.id}", state_type=run.state.value,
-                       state_name=_STATE_NAMES[run.state], state_message=run.message,
-                       work_queue_name=f"tenant-{run.request.tenant}", tags=run.request.tags,
-                       parameters=dict(run.parameters), expected_start_time=run.scheduled_time)
+        return RunInfo(
+            id=run.id,
+            name=f"{run.request.workflow.value} {run.id}",
+            state_type=run.state.value,
+            state_name=_STATE_NAMES[run.state],
+            state_message=run.message,
+            work_queue_name=f"tenant-{run.request.tenant}",
+            tags=run.request.tags,
+            parameters=dict(run.parameters),
+            expected_start_time=run.scheduled_time,
+        )
 
-    async def set_state(self, flow_run_id: str, state: RunState, *, message: str | None = None,
-                        force: bool = False) -> bool:
+    async def set_state(
+        self, flow_run_id: str, state: RunState, *, message: str | None = None, force: bool = False
+    ) -> bool:
         self._record("set_state", flow_run_id=flow_run_id, state=state, message=message, force=force)
         run = self.runs.get(flow_run_id)
         if run is None:

@@ -61,8 +61,13 @@ class Relay:
             sent = 0
             for send in await asyncio.to_thread(self._plan, ws):
                 ids = [op.id for op in send.operations]
-                bound = log.bind(tenant=tenant, operation_id=ids[0], kind=send.operations[0].kind,
-                                 batch_id=send.batch_id, operations=len(ids))
+                bound = log.bind(
+                    tenant=tenant,
+                    operation_id=ids[0],
+                    kind=send.operations[0].kind,
+                    batch_id=send.batch_id,
+                    operations=len(ids),
+                )
                 try:
                     flow_run_id = await self._send(tenant, send)
                 except Exception as exc:  # the server is down or refused: keep the rows unsent
@@ -93,9 +98,14 @@ class Relay:
         parameters: RunParameters | None = send.parameters
         if parameters is None:
             raise RuntimeError("an unsent operation without a run has no parameters")
-        request = RunRequest(tenant=tenant, workflow=send.workflow, parameters=parameters,
-                             idempotency_key=send.idempotency_key, tags=run_tags(tenant, send),
-                             scheduled_time=send.when)
+        request = RunRequest(
+            tenant=tenant,
+            workflow=send.workflow,
+            parameters=parameters,
+            idempotency_key=send.idempotency_key,
+            tags=run_tags(tenant, send),
+            scheduled_time=send.when,
+        )
         created = await self.prefect.create_run(request)
         if created.parameters != request.run_parameters:
             raise IdempotencyKeyTaken(f"idempotency key {send.idempotency_key} is bound to other parameters")

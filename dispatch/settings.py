@@ -42,8 +42,11 @@ class DispatchSettings(PressroomSettings):
 
     @property
     def coalescing(self) -> Coalescing:
-        return Coalescing(in_flight=self.publish_runs_in_flight, batch_max=self.publish_batch_max,
-                          hold_seconds=self.publish_hold_seconds)
+        return Coalescing(
+            in_flight=self.publish_runs_in_flight,
+            batch_max=self.publish_batch_max,
+            hold_seconds=self.publish_hold_seconds,
+        )
 
     def queue_for(self, tenant: str) -> str:
         return f"tenant-{tenant}"

@@ -30,15 +30,21 @@ class RunFailed:
 Verdict = MemberOutcome | RunFailed
 
 
-def read_outcome(completed: bool, result: Any, *, state_name: str = "", message: str | None = None) -> RunOutcome | RunFailed:
+def read_outcome(
+    completed: bool, result: Any, *, state_name: str = "", message: str | None = None
+) -> RunOutcome | RunFailed:
     """What a final run state says: its typed outcome if it completed, else its failure."""
     if completed:
         try:
             return RunOutcome.model_validate(result)
         except ValidationError as exc:
-            return RunFailed(Failure(code="invalid_outcome",
-                                     message=f"The run completed with an outcome of the wrong shape: {exc}"[:2000]),
-                             permanent=True)
+            return RunFailed(
+                Failure(
+                    code="invalid_outcome",
+                    message=f"The run completed with an outcome of the wrong shape: {exc}"[:2000],
+                ),
+                permanent=True,
+            )
     if isinstance(result, StepFailed):
         return RunFailed(result.failure(), permanent=result.permanent)
     return RunFailed(Failure(code=state_name.lower() or "failed", message=message or str(result)), permanent=False)
@@ -48,8 +54,10 @@ def verdicts(claimed: list[str], outcome: RunOutcome | RunFailed) -> dict[str, V
     """The verdict for each claimed operation."""
     if isinstance(outcome, RunFailed):
         return dict.fromkeys(claimed, outcome)
-    missing = MemberOutcome(status=DEAD, failure=Failure(
-        code="missing_outcome", message="The run completed without an outcome for this operation."))
+    missing = MemberOutcome(
+        status=DEAD,
+        failure=Failure(code="missing_outcome", message="The run completed without an outcome for this operation."),
+    )
     return {operation_id: outcome.members.get(operation_id, missing) for operation_id in claimed}
 
 

@@ -9,9 +9,11 @@ flow with the engine in-process (``run_flow_async``), many at a time.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections import Counter, OrderedDict
 from collections.abc import Coroutine
+from functools import partial
 from typing import Any, TypeVar
 from uuid import UUID
 
@@ -87,10 +89,8 @@ class RuntimeWorker:
                 log.warning("worker.poll_failed", error=str(exc) or type(exc).__name__)
                 started = 0
             if not started:
-                try:
+                with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), timeout=self.settings.poll_interval)
-                except TimeoutError:
-                    pass
         await self.drain(self.settings.shutdown_grace_seconds)
 
     async def _start(self, stop: asyncio.Event) -> bool:
@@ -103,10 +103,8 @@ class RuntimeWorker:
                 return True
             except Exception as exc:
                 log.warning("worker.start_waiting_for_prefect", error=str(exc) or type(exc).__name__)
-                try:
+                with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), timeout=2)
-                except TimeoutError:
-                    pass
         return False
 
     def _tenant_list(self) -> list[str]:
@@ -146,9 +144,12 @@ class RuntimeWorker:
                 continue
             task = asyncio.create_task(self._execute(flow_run))
             self._running[flow_run.id] = task
-            task.add_done_callback(lambda _t, run_id=flow_run.id: self._running.pop(run_id, None))
+            task.add_done_callback(partial(self._forget, flow_run.id))
             started += 1
         return started
+
+    def _forget(self, flow_run_id: UUID, _task: asyncio.Task[None]) -> None:
+        self._running.pop(flow_run_id, None)
 
     async def _take(self, flow_run_id: UUID) -> bool:
         """Scheduled → Pending; another worker or a queue limit may say no."""
@@ -158,29 +159,32 @@ class RuntimeWorker:
         run_id = str(flow_run.id)
         bound = log.bind(run_id=run_id)
         try:
-            workflow = await self.gateway.workflow_of(flow_run.deployment_id)
-            parameters = self._decode(flow_run, workflow)
+            workflow, parameters = self._decode(flow_run, await self.gateway.workflow_of(flow_run.deployment_id))
             bound = bound.bind(tenant=parameters.tenant, operation_id=parameters.operation_id)
             claimed = await asyncio.to_thread(self._claim, flow_run, workflow, parameters)
         except (ClaimRejected, NotFound) as exc:
             bound.warning("worker.claim_rejected", reason=exc.message, details=exc.details)
-            await self.gateway.set_state(flow_run.id, RunState.FAILED, message=f"claim_rejected: {exc.message}",
-                                         force=True)
+            await self.gateway.set_state(
+                flow_run.id, RunState.FAILED, message=f"claim_rejected: {exc.message}", force=True
+            )
             return
         if not claimed:
             bound.info("worker.stale_run_noop")
-            await self.gateway.set_state(flow_run.id, RunState.COMPLETED,
-                                         message="no-op: the operation is no longer current", force=True)
+            await self.gateway.set_state(
+                flow_run.id, RunState.COMPLETED, message="no-op: the operation is no longer current", force=True
+            )
             return
         tenant = parameters.tenant
         bound.info("worker.run_started", flow=workflow.value, operations=len(claimed))
         lease = asyncio.create_task(self._renew_lease(tenant, claimed, run_id))
         try:
-            state: State[Any] = await run_flow_async(
+            state = await run_flow_async(
                 flow=FLOWS[workflow], flow_run=flow_run, parameters=run_parameters(parameters), return_type="state"
             )
         finally:
             lease.cancel()
+        if not isinstance(state, State):  # return_type="state" gives a state; anything else is a lost run
+            raise RuntimeError(f"run {run_id} ended without a final state")
         result = await state.aresult(raise_on_failure=False)
         outcome = read_outcome(state.is_completed(), result, state_name=state.type.value, message=state.message)
         facts = dict(outcome.facts) if isinstance(outcome, RunOutcome) else None
@@ -201,11 +205,13 @@ class RuntimeWorker:
                 log.warning("worker.heartbeat_failed", tenant=tenant, run_id=flow_run_id, error=str(exc))
 
     @staticmethod
-    def _decode(flow_run: FlowRun, workflow: Workflow | None) -> RunParameters:
+    def _decode(flow_run: FlowRun, workflow: Workflow | None) -> tuple[Workflow, RunParameters]:
+        """The run's workflow and its typed parameters; anything else is not a Pressroom run."""
         if workflow is None or workflow not in FLOWS:
-            raise ClaimRejected("The run is not of a Pressroom flow.",
-                                details={"deployment": str(flow_run.deployment_id)})
-        return parameters_from_run(workflow, flow_run.parameters)
+            raise ClaimRejected(
+                "The run is not of a Pressroom flow.", details={"deployment": str(flow_run.deployment_id)}
+            )
+        return workflow, parameters_from_run(workflow, flow_run.parameters)
 
     def _claim(self, flow_run: FlowRun, workflow: Workflow, parameters: RunParameters) -> list[str]:
         tenant = parameters.tenant
@@ -270,8 +276,9 @@ class RuntimeWorker:
                 continue
             running.add(flow_run_id)  # a batch's members share one run: reschedule it once
             await self.gateway.reschedule(flow_run_id, utcnow())
-            log.warning("worker.lease_expired_rescheduled", tenant=tenant, operation_id=operation_id,
-                        run_id=flow_run_id)
+            log.warning(
+                "worker.lease_expired_rescheduled", tenant=tenant, operation_id=operation_id, run_id=flow_run_id
+            )
         return busy
 
     async def reclaim(self) -> int:

@@ -16,8 +16,9 @@ on); anything else fails the step, which retries, then the run. The callers
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any, TypeVar
 
 from prefect import task
 from pydantic import JsonValue
@@ -36,6 +37,7 @@ from tenant_runtime.workflows import (
     RunOutcome,
 )
 from tenant_runtime.workflows.parameters import Frozen
+from tenant_runtime.workspace import Workspace
 
 
 class Withdrawal(Frozen):
@@ -51,6 +53,7 @@ class Withdrawal(Frozen):
 
 
 Items = tuple[DeliveryItem, ...]
+T = TypeVar("T")
 
 
 # --- each item to publish --------------------------------------------------------------------------
@@ -59,79 +62,100 @@ Items = tuple[DeliveryItem, ...]
 @task(name="verify", **RETRY_IO, **CACHE_BY_STEP)
 async def verify(tenant: str, run_id: str, items: Items, set_aside: bool) -> Results[str]:
     """Which versions are still the ones that should be public (current, superseded or withdrawn)."""
-    return await run_each("verify", tenant, items, lambda ws, i: delivery.check_publish(ws, i.document_id, i.version),
-                          set_aside=set_aside)
+    return await run_each(
+        "verify", tenant, items, lambda ws, i: delivery.check_publish(ws, i.document_id, i.version), set_aside=set_aside
+    )
 
 
 @task(name="render_page", **RETRY_IO, **CACHE_BY_STEP)
 async def render_page(tenant: str, run_id: str, items: Items, set_aside: bool) -> Results[delivery.Rendered]:
     """Render each page at its version to its deterministic key."""
-    return await run_each("render_page", tenant, items,
-                          lambda ws, i: delivery.render_document_page(ws, i.document_id, i.version, i.operation_id),
-                          set_aside=set_aside)
+    return await run_each(
+        "render_page",
+        tenant,
+        items,
+        lambda ws, i: delivery.render_document_page(ws, i.document_id, i.version, i.operation_id),
+        set_aside=set_aside,
+    )
 
 
 @task(name="public_record", **RETRY_IO, **CACHE_BY_STEP)
 async def public_record(tenant: str, run_id: str, items: Items, set_aside: bool) -> Results[delivery.Rendered]:
     """Store each version's sanitized public record."""
-    return await run_each("public_record", tenant, items,
-                          lambda ws, i: public_records.write_public_record(ws, i.document_id, i.version,
-                                                                           i.operation_id),
-                          set_aside=set_aside)
+    return await run_each(
+        "public_record",
+        tenant,
+        items,
+        lambda ws, i: public_records.write_public_record(ws, i.document_id, i.version, i.operation_id),
+        set_aside=set_aside,
+    )
 
 
 @task(name="index_search", **RETRY_IO, **CACHE_BY_STEP)
 async def index_search(tenant: str, run_id: str, items: Items, set_aside: bool) -> Results[bool]:
     """Index each version in the tenant's full-text search (True where the index changed)."""
-    return await run_each("index_search", tenant, items,
-                          lambda ws, i: search.index_document(ws, i.document_id, i.version), set_aside=set_aside)
+    return await run_each(
+        "index_search",
+        tenant,
+        items,
+        lambda ws, i: search.index_document(ws, i.document_id, i.version),
+        set_aside=set_aside,
+    )
 
 
 @task(name="notify_plugins", **RETRY_IO, **CACHE_BY_STEP)
 async def notify_plugins(tenant: str, run_id: str, items: Items, set_aside: bool) -> Results[dict[str, int]]:
     """after_publish webhooks for each delivered item; an endpoint acknowledges each one once."""
-    return await run_each("notify_plugins", tenant, items,
-                          lambda ws, i: webhooks.deliver_after_publish(ws, webhook_sender(), i.operation_id,
-                                                                       i.document_id, i.version),
-                          set_aside=set_aside)
+    return await run_each(
+        "notify_plugins",
+        tenant,
+        items,
+        lambda ws, i: webhooks.deliver_after_publish(ws, webhook_sender(), i.operation_id, i.document_id, i.version),
+        set_aside=set_aside,
+    )
 
 
 # --- each item to withdraw -------------------------------------------------------------------------
 
 
+async def _each_withdrawal(
+    step: str, tenant: str, withdrawals: tuple[Withdrawal, ...], call: Callable[[Workspace, Withdrawal], T]
+) -> dict[str, T]:
+    """``call(ws, withdrawal)`` for each withdrawal, as one step; any failure fails the step (one operation)."""
+    ws = workspace(tenant)
+    return {w.key: await run_step(step, tenant, partial(call, ws, w), item=w.operation_id) for w in withdrawals}
+
+
 @task(name="verify_unpublished", **RETRY_IO, **CACHE_BY_STEP)
 async def verify_unpublished(tenant: str, run_id: str, withdrawals: tuple[Withdrawal, ...]) -> dict[str, str]:
     """Is each document still withdrawn (not published again since the command)?"""
-    ws = workspace(tenant)
-    return {w.key: await run_step("verify_unpublished", tenant, lambda w=w: delivery.check_unpublish(ws, w.document_id),
-                                  item=w.operation_id) for w in withdrawals}
+    return await _each_withdrawal(
+        "verify_unpublished", tenant, withdrawals, lambda ws, w: delivery.check_unpublish(ws, w.document_id)
+    )
 
 
 @task(name="remove_page", **RETRY_IO, **CACHE_BY_STEP)
-async def remove_page(tenant: str, run_id: str, withdrawals: tuple[Withdrawal, ...]) -> list[str]:
-    """Make sure each page's object is gone (the request already tried); the slugs removed."""
-    ws = workspace(tenant)
-    return [w.slug for w in withdrawals
-            if await run_step("remove_page", tenant, lambda w=w: delivery.remove_document_page(ws, w.slug),
-                              item=w.operation_id)]
+async def remove_page(tenant: str, run_id: str, withdrawals: tuple[Withdrawal, ...]) -> dict[str, bool]:
+    """Make sure each page's object is gone (the request already tried); whether one was there."""
+    return await _each_withdrawal(
+        "remove_page", tenant, withdrawals, lambda ws, w: delivery.remove_document_page(ws, w.slug)
+    )
 
 
 @task(name="remove_record", **RETRY_IO, **CACHE_BY_STEP)
-async def remove_record(tenant: str, run_id: str, withdrawals: tuple[Withdrawal, ...]) -> list[str]:
-    """Delete each document's stored public record."""
-    ws = workspace(tenant)
-    return [w.slug for w in withdrawals
-            if await run_step("remove_record", tenant, lambda w=w: public_records.remove_public_record(ws, w.slug),
-                              item=w.operation_id)]
+async def remove_record(tenant: str, run_id: str, withdrawals: tuple[Withdrawal, ...]) -> dict[str, bool]:
+    """Delete each document's stored public record; whether one was there."""
+    return await _each_withdrawal(
+        "remove_record", tenant, withdrawals, lambda ws, w: public_records.remove_public_record(ws, w.slug)
+    )
 
 
 @task(name="unindex_search", **RETRY_IO, **CACHE_BY_STEP)
-async def unindex_search(tenant: str, run_id: str, withdrawals: tuple[Withdrawal, ...]) -> int:
-    """Drop each document from the tenant's search index; how many were there."""
-    ws = workspace(tenant)
-    removed = [await run_step("unindex_search", tenant, lambda w=w: search.remove_document(ws, w.document_id),
-                              item=w.operation_id) for w in withdrawals]
-    return sum(removed)
+async def unindex_search(tenant: str, run_id: str, withdrawals: tuple[Withdrawal, ...]) -> dict[str, bool]:
+    """Drop each document from the tenant's search index; whether it was there."""
+    return await _each_withdrawal(
+        "unindex_search", tenant, withdrawals, lambda ws, w: search.remove_document(ws, w.document_id)
+    )
 
 
 # --- the site, once per run ------------------------------------------------------------------------
@@ -140,8 +164,9 @@ async def unindex_search(tenant: str, run_id: str, withdrawals: tuple[Withdrawal
 @task(name="render_home", **RETRY_IO, **CACHE_BY_STEP)
 async def render_home(tenant: str, run_id: str, generation: int) -> list[str]:
     """Re-render the home listing; its surrogate keys."""
-    rendered = await run_step("render_home", tenant,
-                              lambda: delivery.render_home_page(workspace(tenant), generation, run_id))
+    rendered = await run_step(
+        "render_home", tenant, lambda: delivery.render_home_page(workspace(tenant), generation, run_id)
+    )
     return list(rendered.tags)
 
 
@@ -154,8 +179,9 @@ async def purge(tenant: str, run_id: str, names: list[str]) -> list[str]:
 @task(name="refresh_aggregates", **RETRY_IO, **CACHE_BY_STEP)
 async def refresh_aggregates(tenant: str, run_id: str) -> dict[str, Any]:
     """Regenerate home, sitemap and feeds unless current or left to a newer delivery (debounced)."""
-    return await run_step("refresh_aggregates", tenant,
-                          lambda: aggregates.refresh_aggregates(workspace(tenant), run_id))
+    return await run_step(
+        "refresh_aggregates", tenant, lambda: aggregates.refresh_aggregates(workspace(tenant), run_id)
+    )
 
 
 @task(name="purge_aggregates", **RETRY_IO, **CACHE_BY_STEP)
@@ -232,8 +258,9 @@ async def deliver(
     return RunOutcome(members=_members(operations, owned, delivered, failed), facts=facts)
 
 
-def _members(operations: Sequence[str], owned: Sequence[tuple[str, str]], delivered: set[str],
-             failed: dict[str, Failure]) -> dict[str, MemberOutcome]:
+def _members(
+    operations: Sequence[str], owned: Sequence[tuple[str, str]], delivered: set[str], failed: dict[str, Failure]
+) -> dict[str, MemberOutcome]:
     """One outcome per operation: dead if an item of it failed, succeeded if one was delivered (or it had
     none), superseded otherwise."""
     members: dict[str, MemberOutcome] = {}

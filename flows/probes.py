@@ -50,8 +50,16 @@ class Probes:
     _parks: dict[tuple[str, str], threading.Event] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def fail(self, tenant: str, step: str, times: int = 1, message: str = "injected fault",
-             *, permanent: bool = False, item: str | None = None) -> None:
+    def fail(
+        self,
+        tenant: str,
+        step: str,
+        times: int = 1,
+        message: str = "injected fault",
+        *,
+        permanent: bool = False,
+        item: str | None = None,
+    ) -> None:
         with self._lock:
             self._faults[(tenant, step, item)] = _Fault(times, message, permanent)
 

@@ -1,9 +1,9 @@
 """The publishing workflows: three thin callers of the one delivery pipeline, and the scheduled release.
 
-    publish_document   one document version
-    publish_batch      several of one tenant's publishes the relay coalesced into one run
-    deliver_release    a release the command already made public (documents + site resources)
-    scheduled_publish  at the scheduled time: apply the release whole or not at all, then deliver it
+publish_document   one document version
+publish_batch      several of one tenant's publishes the relay coalesced into one run
+deliver_release    a release the command already made public (documents + site resources)
+scheduled_publish  at the scheduled time: apply the release whole or not at all, then deliver it
 """
 
 from __future__ import annotations
@@ -28,20 +28,29 @@ from tenant_runtime.workflows import (
 )
 
 
-@flow(name="publish_document", flow_run_name="publish {params.tenant}/{params.document_id} v{params.version}",
-      persist_result=False)
+@flow(
+    name="publish_document",
+    flow_run_name="publish {params.tenant}/{params.document_id} v{params.version}",
+    persist_result=False,
+)
 async def publish_document(params: PublishDocumentParameters) -> RunOutcome:
     """Deliver one document version (see flows/pipeline.py for the steps)."""
     item = DeliveryItem(operation_id=params.operation_id, document_id=params.document_id, version=params.version)
-    return await deliver(params.tenant, params.operation_id, [params.operation_id], (item,),
-                         generation=params.generation)
+    return await deliver(
+        params.tenant, params.operation_id, [params.operation_id], (item,), generation=params.generation
+    )
 
 
 @flow(name="publish_batch", flow_run_name="publish {params.tenant} batch {params.operation_id}", persist_result=False)
 async def publish_batch(params: PublishBatchParameters) -> RunOutcome:
     """Deliver every member's document version in one run; each member keeps its own outcome."""
-    return await deliver(params.tenant, params.operation_id, [m.operation_id for m in params.members],
-                         params.members, generation=params.generation)
+    return await deliver(
+        params.tenant,
+        params.operation_id,
+        [m.operation_id for m in params.members],
+        params.members,
+        generation=params.generation,
+    )
 
 
 @flow(name="deliver_release", flow_run_name="release {params.tenant}/{params.operation_id}", persist_result=False)
@@ -61,23 +70,32 @@ async def apply_release(tenant: str, run_id: str) -> Applied:
     return await run_step("apply_release", tenant, apply)
 
 
-@flow(name="scheduled_publish", flow_run_name="scheduled release {params.tenant}/{params.operation_id}",
-      persist_result=False)
+@flow(
+    name="scheduled_publish",
+    flow_run_name="scheduled release {params.tenant}/{params.operation_id}",
+    persist_result=False,
+)
 async def scheduled_publish(params: ScheduledPublishParameters) -> RunOutcome:
     """apply (version check) → the release delivery; a changed version fails the release, no retry."""
     applied = await apply_release(params.tenant, params.operation_id)
     if not applied.applied:
         conflict = applied.conflict or {}
-        failure = Failure(step="apply_release", code=str(conflict.get("code", "version_conflict")),
-                          message=str(conflict.get("message", "")))
+        failure = Failure(
+            step="apply_release",
+            code=str(conflict.get("code", "version_conflict")),
+            message=str(conflict.get("message", "")),
+        )
         return RunOutcome.of(params.operation_id, FAILED, failure)
     return await _deliver_release(params, applied.generation)
 
 
 async def _deliver_release(params: ReleaseParameters, generation: int) -> RunOutcome:
-    items = tuple(DeliveryItem(operation_id=params.operation_id, document_id=d.document_id, version=d.version)
-                  for d in params.documents)
+    items = tuple(
+        DeliveryItem(operation_id=params.operation_id, document_id=d.document_id, version=d.version)
+        for d in params.documents
+    )
     # Redirect answers carry the ``redirects`` surrogate key: a release that changes them purges it.
     site_tags = ["redirects"] if params.redirects_version is not None else []
-    return await deliver(params.tenant, params.operation_id, [params.operation_id], items, site_tags=site_tags,
-                         generation=generation)
+    return await deliver(
+        params.tenant, params.operation_id, [params.operation_id], items, site_tags=site_tags, generation=generation
+    )

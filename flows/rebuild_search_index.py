@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from prefect import flow, task
+from pydantic import JsonValue
 
 from flows.pipeline import purge
 from flows.presets import CACHE_BY_STEP, RETRY_IO
@@ -24,6 +25,9 @@ async def rebuild_index(tenant: str, run_id: str, force: bool) -> dict[str, Any]
 async def rebuild_search_index(params: RebuildSearchIndexParameters) -> RunOutcome:
     """rebuild → purge cached search pages if anything was rebuilt."""
     result = await rebuild_index(params.tenant, params.operation_id, params.force)
-    purged = await purge(params.tenant, params.operation_id, ["search"]) if result["rebuilt"] else []
-    return RunOutcome.of(params.operation_id, SUCCEEDED, rebuilt=result["rebuilt"], indexed=result["indexed"],
-                         purged=purged)
+    purged: list[JsonValue] = []
+    if result["rebuilt"]:
+        purged.extend(await purge(params.tenant, params.operation_id, ["search"]))
+    return RunOutcome.of(
+        params.operation_id, SUCCEEDED, rebuilt=result["rebuilt"], indexed=result["indexed"], purged=purged
+    )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Generic, TypeVar
 
 from prefect.context import TaskRunContext
@@ -67,8 +68,14 @@ class Results(Generic[T]):
     failed: dict[str, Failure] = field(default_factory=dict)
 
 
-async def run_each(step: str, tenant: str, items: Sequence[DeliveryItem],
-                   call: Callable[[Workspace, DeliveryItem], T], *, set_aside: bool) -> Results[T]:
+async def run_each(
+    step: str,
+    tenant: str,
+    items: Sequence[DeliveryItem],
+    call: Callable[[Workspace, DeliveryItem], T],
+    *,
+    set_aside: bool,
+) -> Results[T]:
     """``call(ws, item)`` for every item, as one step.
 
     With ``set_aside`` (a run carrying several operations), a permanent failure
@@ -82,7 +89,7 @@ async def run_each(step: str, tenant: str, items: Sequence[DeliveryItem],
     results: Results[T] = Results()
     for item in items:
         try:
-            results.done[item.key] = await run_step(step, tenant, lambda i=item: call(ws, i), item=item.operation_id)
+            results.done[item.key] = await run_step(step, tenant, partial(call, ws, item), item=item.operation_id)
         except StepFailed as exc:
             if not (exc.permanent and set_aside):
                 raise

@@ -8,10 +8,14 @@ from flows.pipeline import Withdrawal, deliver
 from tenant_runtime.workflows import RunOutcome, UnpublishDocumentParameters
 
 
-@flow(name="unpublish_document", flow_run_name="unpublish {params.tenant}/{params.document_id}",
-      persist_result=False)
+@flow(name="unpublish_document", flow_run_name="unpublish {params.tenant}/{params.document_id}", persist_result=False)
 async def unpublish_document(params: UnpublishDocumentParameters) -> RunOutcome:
     """verify still withdrawn → page, record and index entry gone → home, purge, aggregates (see pipeline)."""
     withdrawal = Withdrawal(operation_id=params.operation_id, document_id=params.document_id, slug=params.slug)
-    return await deliver(params.tenant, params.operation_id, [params.operation_id], withdrawals=(withdrawal,),
-                         generation=params.generation)
+    return await deliver(
+        params.tenant,
+        params.operation_id,
+        [params.operation_id],
+        withdrawals=(withdrawal,),
+        generation=params.generation,
+    )

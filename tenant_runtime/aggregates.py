@@ -63,8 +63,15 @@ def _snapshot(tx: Session) -> tuple[list[ListingItem], list[tuple[str, datetime]
     items, entries = [], []
     for document, revision in queries.published_listing(tx):
         published = as_utc(document.published_at or revision.created_at)
-        items.append(ListingItem(slug=revision.slug, title=revision.title, kind=revision.kind,  # type: ignore[arg-type]
-                                 published_at=published, summary=plain_text(revision.body, 200)))
+        items.append(
+            ListingItem(
+                slug=revision.slug,
+                title=revision.title,
+                kind=revision.kind,  # type: ignore[arg-type]
+                published_at=published,
+                summary=plain_text(revision.body, 200),
+            )
+        )
         entries.append((revision.slug, max(published, as_utc(revision.created_at))))
     return items, entries
 
@@ -106,8 +113,17 @@ def refresh_aggregates(
         changed: set[str] = set()
         for name, data in render_aggregates(ws, tx).items():
             spec = AGGREGATES[name]
-            stored = store_object(ws, tx, spec.key, data, document_id=None, version=current,
-                                  operation_id=operation_id, tags=(spec.tag,), content_type=spec.content_type)
+            stored = store_object(
+                ws,
+                tx,
+                spec.key,
+                data,
+                document_id=None,
+                version=current,
+                operation_id=operation_id,
+                tags=(spec.tag,),
+                content_type=spec.content_type,
+            )
             if stored.written:
                 changed.add(spec.tag)
         state.generation, state.builds = current, state.builds + 1
@@ -131,5 +147,13 @@ def serve_aggregate(ws: Workspace, name: str) -> tuple[bytes, str, bool]:
         return render_aggregates(ws, tx, (name,))[name], spec.content_type, False
 
 
-__all__ = ["AGGREGATES", "BUILT", "CURRENT", "DEFERRED", "Aggregate", "refresh_aggregates", "render_aggregates",
-           "serve_aggregate"]
+__all__ = [
+    "AGGREGATES",
+    "BUILT",
+    "CURRENT",
+    "DEFERRED",
+    "Aggregate",
+    "refresh_aggregates",
+    "render_aggregates",
+    "serve_aggregate",
+]

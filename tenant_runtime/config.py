@@ -49,8 +49,14 @@ class PressroomSettings(BaseSettings):
         super().__init_subclass__(**kwargs)
         _CLASSES[cls.__name__] = cls  # so an error from a nested area's settings names its own variables
 
-    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, frozen=True, extra="ignore", env_ignore_empty=True,
-                                      populate_by_name=True, validate_default=True)
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        frozen=True,
+        extra="ignore",
+        env_ignore_empty=True,
+        populate_by_name=True,
+        validate_default=True,
+    )
 
     @classmethod
     def settings_customise_sources(

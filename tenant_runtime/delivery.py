@@ -8,12 +8,21 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from typing import cast
 
 from sqlmodel import Session
 
 from tenant_runtime import queries
 from tenant_runtime.ids import as_utc, utcnow
-from tenant_runtime.rendering import DocumentView, ListingItem, SiteView, plain_text, render_home, render_page
+from tenant_runtime.rendering import (
+    DocumentKind,
+    DocumentView,
+    ListingItem,
+    SiteView,
+    plain_text,
+    render_home,
+    render_page,
+)
 from tenant_runtime.workspace.models import Document, RenderedObject, Revision
 from tenant_runtime.workspace.open import Workspace
 
@@ -53,7 +62,7 @@ def document_view(document: Document, revision: Revision) -> DocumentView:
         slug=revision.slug,
         title=revision.title,
         body_markdown=revision.body,
-        kind=revision.kind,
+        kind=cast(DocumentKind, revision.kind),  # checked by the view
         version=revision.version,
         published_at=as_utc(document.published_at or revision.created_at),
         updated_at=as_utc(revision.created_at),
@@ -65,7 +74,7 @@ def listing_items(tx: Session) -> list[ListingItem]:
         ListingItem(
             slug=revision.slug,
             title=revision.title,
-            kind=revision.kind,
+            kind=cast(DocumentKind, revision.kind),  # checked by the view
             published_at=as_utc(document.published_at or revision.created_at),
             summary=plain_text(revision.body, 200),
         )
@@ -94,8 +103,18 @@ def check_unpublish(ws: Workspace, document_id: str) -> str:
 HTML = "text/html; charset=utf-8"
 
 
-def store_object(ws: Workspace, tx: Session, key: str, content: str | bytes, *, document_id: str | None,
-                 version: int, operation_id: str, tags: tuple[str, ...], content_type: str = HTML) -> Rendered:
+def store_object(
+    ws: Workspace,
+    tx: Session,
+    key: str,
+    content: str | bytes,
+    *,
+    document_id: str | None,
+    version: int,
+    operation_id: str,
+    tags: tuple[str, ...],
+    content_type: str = HTML,
+) -> Rendered:
     """Write ``content`` to ``key`` unless newer output is there already; record what the key holds."""
     data = content.encode() if isinstance(content, str) else content
     digest = hashlib.sha256(data).hexdigest()
@@ -124,8 +143,16 @@ def render_document_page(ws: Workspace, document_id: str, version: int, operatio
         document = queries.get_document(tx, document_id)
         revision = queries.get_revision(tx, document_id, version)
         html = render_page(site_view(ws, tx), document_view(document, revision))
-        return store_object(ws, tx, page_key(revision.slug), html, document_id=document_id, version=version,
-                      operation_id=operation_id, tags=page_tags(revision.slug))
+        return store_object(
+            ws,
+            tx,
+            page_key(revision.slug),
+            html,
+            document_id=document_id,
+            version=version,
+            operation_id=operation_id,
+            tags=page_tags(revision.slug),
+        )
 
 
 def render_home_page(ws: Workspace, generation: int, operation_id: str) -> Rendered:
@@ -133,8 +160,16 @@ def render_home_page(ws: Workspace, generation: int, operation_id: str) -> Rende
     with ws.transaction() as tx:
         current = queries.site_state(tx).generation
         html = render_home(site_view(ws, tx), listing_items(tx))
-        return store_object(ws, tx, HOME_KEY, html, document_id=None, version=max(current, generation),
-                      operation_id=operation_id, tags=HOME_TAGS)
+        return store_object(
+            ws,
+            tx,
+            HOME_KEY,
+            html,
+            document_id=None,
+            version=max(current, generation),
+            operation_id=operation_id,
+            tags=HOME_TAGS,
+        )
 
 
 def remove_document_page(ws: Workspace, slug: str) -> bool:

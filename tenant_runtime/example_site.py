@@ -22,21 +22,36 @@ class ExampleDocument:
 
 
 EXAMPLE_DOCUMENTS: tuple[ExampleDocument, ...] = (
-    ExampleDocument("about", "About this site", "page",
-                    "This site runs on **Pressroom**. Every publish is a durable Prefect flow.\n\n"
-                    "Edit this page from the dashboard or the tenant API."),
-    ExampleDocument("contact", "Contact", "page",
-                    "Write to us at [hello@example.com](mailto:hello@example.com)."),
-    ExampleDocument("hello-world", "Hello, world", "post",
-                    "# Hello\n\nYour first post. Publishing it rendered this page, re-rendered the home "
-                    "listing and purged exactly the cache tags it touched."),
-    ExampleDocument("how-publishing-works", "How publishing works", "post",
-                    "1. You press *Publish*; the command commits in one transaction.\n"
-                    "2. A relay hands the operation to Prefect on your site's own work queue.\n"
-                    "3. The runtime worker renders, indexes and purges, one cached step at a time."),
-    ExampleDocument("writing-in-markdown", "Writing in Markdown", "post",
-                    "Use `code`, **bold**, _emphasis_, lists and tables:\n\n"
-                    "| step | retries |\n|---|---|\n| render | 2 |\n| purge | 2 |\n"),
+    ExampleDocument(
+        "about",
+        "About this site",
+        "page",
+        "This site runs on **Pressroom**. Every publish is a durable Prefect flow.\n\n"
+        "Edit this page from the dashboard or the tenant API.",
+    ),
+    ExampleDocument("contact", "Contact", "page", "Write to us at [hello@example.com](mailto:hello@example.com)."),
+    ExampleDocument(
+        "hello-world",
+        "Hello, world",
+        "post",
+        "# Hello\n\nYour first post. Publishing it rendered this page, re-rendered the home "
+        "listing and purged exactly the cache tags it touched.",
+    ),
+    ExampleDocument(
+        "how-publishing-works",
+        "How publishing works",
+        "post",
+        "1. You press *Publish*; the command commits in one transaction.\n"
+        "2. A relay hands the operation to Prefect on your site's own work queue.\n"
+        "3. The runtime worker renders, indexes and purges, one cached step at a time.",
+    ),
+    ExampleDocument(
+        "writing-in-markdown",
+        "Writing in Markdown",
+        "post",
+        "Use `code`, **bold**, _emphasis_, lists and tables:\n\n"
+        "| step | retries |\n|---|---|\n| render | 2 |\n| purge | 2 |\n",
+    ),
 )
 
 

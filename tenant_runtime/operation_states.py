@@ -1,10 +1,10 @@
 """The delivery state machine of operations: one table, nothing else allowed.
 
-    scheduled ─▶ queued ─▶ delivering ─▶ succeeded | superseded | failed
-    scheduled ─▶ cancelled          failed ─▶ queued (retry) | dead
-    scheduled ─▶ failed (version conflict when it fires)
-    dead ─▶ queued (explicit replay)
-    delivering ─▶ queued (a crashed worker's run is reclaimed and re-run)
+scheduled ─▶ queued ─▶ delivering ─▶ succeeded | superseded | failed
+scheduled ─▶ cancelled          failed ─▶ queued (retry) | dead
+scheduled ─▶ failed (version conflict when it fires)
+dead ─▶ queued (explicit replay)
+delivering ─▶ queued (a crashed worker's run is reclaimed and re-run)
 """
 
 from __future__ import annotations

@@ -74,8 +74,17 @@ def write_public_record(ws: Workspace, document_id: str, version: int, operation
         revision = queries.get_revision(tx, document_id, version)
         site = site_view(ws, tx)
         data = encode_record(build_record(ws, site.url_for(revision.slug), document, revision))
-        return store_object(ws, tx, record_key(revision.slug), data, document_id=document_id, version=version,
-                            operation_id=operation_id, tags=record_tags(revision.slug), content_type=JSON)
+        return store_object(
+            ws,
+            tx,
+            record_key(revision.slug),
+            data,
+            document_id=document_id,
+            version=version,
+            operation_id=operation_id,
+            tags=record_tags(revision.slug),
+            content_type=JSON,
+        )
 
 
 def remove_public_record(ws: Workspace, slug: str) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlmodel import Session, col, select
+from sqlmodel import Session, and_, col, or_, select
 
 from tenant_runtime.errors import BadRequest, NotFound
 from tenant_runtime.operation_states import DELIVERING, FAILED, QUEUED, SCHEDULED, STATUSES
@@ -32,9 +32,7 @@ def list_documents(
 
 
 def get_revision(tx: Session, document_id: str, version: int) -> Revision:
-    revision = tx.exec(
-        select(Revision).where(Revision.document_id == document_id, Revision.version == version)
-    ).first()
+    revision = tx.exec(select(Revision).where(Revision.document_id == document_id, Revision.version == version)).first()
     if revision is None:
         raise NotFound("Revision not found.", details={"document_id": document_id, "version": version})
     return revision
@@ -52,7 +50,12 @@ def published_listing(tx: Session) -> list[tuple[Document, Revision]]:
     """Every published document with its public revision, newest first."""
     rows = tx.exec(
         select(Document, Revision)
-        .join(Revision, (Revision.document_id == Document.id) & (Revision.version == Document.published_version))
+        .join(
+            Revision,
+            and_(
+                col(Revision.document_id) == col(Document.id), col(Revision.version) == col(Document.published_version)
+            ),
+        )
         .where(Document.status == "published")
         .order_by(col(Document.published_at).desc(), col(Document.id))
     )
@@ -87,9 +90,9 @@ def unsent_operations(tx: Session, limit: int = 100) -> list[Operation]:
 
 def has_pending_delivery(tx: Session) -> bool:
     """Anything unsent (waiting in the outbox) or being delivered: the sweeper must look again."""
-    return tx.exec(
-        select(Operation.id).where(_unsent() | (Operation.status == DELIVERING)).limit(1)
-    ).first() is not None
+    return (
+        tx.exec(select(Operation.id).where(_unsent() | (Operation.status == DELIVERING)).limit(1)).first() is not None
+    )
 
 
 def has_unsent(tx: Session) -> bool:
@@ -133,7 +136,8 @@ def delivered_endpoint_ids(tx: Session, operation_id: str, event: str, document_
     """Endpoints that already acknowledged ``event`` for this document of this operation."""
     rows = tx.exec(
         select(WebhookDelivery.endpoint_id).where(
-            WebhookDelivery.operation_id == operation_id, WebhookDelivery.event == event,
+            WebhookDelivery.operation_id == operation_id,
+            WebhookDelivery.event == event,
             WebhookDelivery.document_id == document_id,
         )
     )
@@ -156,8 +160,10 @@ def pending_aggregate_operation(tx: Session, generation: int, exclude_id: str) -
             col(Operation.id) != exclude_id,
             # the other members of the batch that is asking run their aggregates step in it
             col(Operation.batch_id).is_(None) | (col(Operation.batch_id) != exclude_id),
-            col(Operation.status).in_(_WILL_RUN)
-            | ((Operation.status == FAILED) & col(Operation.next_attempt_at).is_not(None)),
+            or_(
+                col(Operation.status).in_(_WILL_RUN),
+                and_(col(Operation.status) == FAILED, col(Operation.next_attempt_at).is_not(None)),
+            ),
         )
     )
     for operation in candidates:

@@ -68,15 +68,15 @@ def _connection(tx: Session) -> Connection:
 
 def _upsert(conn: Connection, document: Document, revision: Revision) -> bool:
     """Index ``revision`` under its document id unless a newer version is indexed already."""
-    row = conn.execute(
-        text(f"SELECT rowid, version FROM {DOCS} WHERE document_id = :id"), {"id": document.id}
-    ).first()
+    row = conn.execute(text(f"SELECT rowid, version FROM {DOCS} WHERE document_id = :id"), {"id": document.id}).first()
     published_at = as_utc(document.published_at or revision.created_at).isoformat()
     values = {"id": document.id, "slug": revision.slug, "version": revision.version, "published_at": published_at}
     if row is None:
         rowid = conn.execute(
-            text(f"INSERT INTO {DOCS} (document_id, slug, version, published_at) "
-                 "VALUES (:id, :slug, :version, :published_at)"),
+            text(
+                f"INSERT INTO {DOCS} (document_id, slug, version, published_at) "
+                "VALUES (:id, :slug, :version, :published_at)"
+            ),
             values,
         ).lastrowid
     else:
@@ -84,8 +84,9 @@ def _upsert(conn: Connection, document: Document, revision: Revision) -> bool:
             return False
         rowid = row.rowid
         conn.execute(
-            text(f"UPDATE {DOCS} SET slug = :slug, version = :version, published_at = :published_at "
-                 "WHERE rowid = :rowid"),
+            text(
+                f"UPDATE {DOCS} SET slug = :slug, version = :version, published_at = :published_at WHERE rowid = :rowid"
+            ),
             {**values, "rowid": rowid},
         )
         conn.execute(text(f"DELETE FROM {INDEX} WHERE rowid = :rowid"), {"rowid": rowid})

@@ -88,8 +88,9 @@ class MemoryWebhookSender:
 
     def delivered(self, url: str | None = None) -> list[SentWebhook]:
         """Calls that were answered 2xx, optionally to one URL."""
-        return [c for c in self.calls if c.status is not None and 200 <= c.status < 300
-                and (url is None or c.url == url)]
+        return [
+            c for c in self.calls if c.status is not None and 200 <= c.status < 300 and (url is None or c.url == url)
+        ]
 
 
 def sign(secret: str, body: bytes) -> str:
@@ -107,8 +108,9 @@ def encode_body(payload: Mapping[str, Any]) -> bytes:
     return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def delivery_headers(event: str, operation_id: str, document_id: str, endpoint_id: str, secret: str,
-                     body: bytes) -> dict[str, str]:
+def delivery_headers(
+    event: str, operation_id: str, document_id: str, endpoint_id: str, secret: str, body: bytes
+) -> dict[str, str]:
     return {
         "Content-Type": "application/json",
         "User-Agent": USER_AGENT,
@@ -138,19 +140,21 @@ def deliver_after_publish(
         done = queries.delivered_endpoint_ids(tx, operation_id, AFTER_PUBLISH, document_id)
         revision = queries.get_revision(tx, document_id, version)
         url = site_view(ws, tx).url_for(revision.slug)
-    body = encode_body({
-        "event": AFTER_PUBLISH,
-        "tenant": ws.tenant,
-        "operation_id": operation_id,
-        "document": {"id": document_id, "slug": revision.slug, "version": version, "url": url},
-    })
+    body = encode_body(
+        {
+            "event": AFTER_PUBLISH,
+            "tenant": ws.tenant,
+            "operation_id": operation_id,
+            "document": {"id": document_id, "slug": revision.slug, "version": version, "url": url},
+        }
+    )
     delivered, failures = 0, []
     pending = [e for e in endpoints if e.id not in done]
     for endpoint in pending:
         headers = delivery_headers(AFTER_PUBLISH, operation_id, document_id, endpoint.id, endpoint.secret, body)
         try:
             status = sender.send(endpoint.url, body, headers)
-        except Exception as exc:  # noqa: BLE001 — one endpoint's outage must not keep the others from theirs
+        except Exception as exc:
             message = str(exc).replace(endpoint.url, "<endpoint url>")
             failures.append(_failure(endpoint.id, f"{type(exc).__name__}: {message}"))
             continue
@@ -172,9 +176,17 @@ def _record(ws: Workspace, operation_id: str, document_id: str, endpoint_id: str
     with ws.transaction() as tx:
         if endpoint_id in queries.delivered_endpoint_ids(tx, operation_id, AFTER_PUBLISH, document_id):
             return  # a concurrent attempt recorded it first
-        tx.add(WebhookDelivery(operation_id=operation_id, endpoint_id=endpoint_id, event=AFTER_PUBLISH,
-                               document_id=document_id, status="delivered", status_code=status,
-                               delivered_at=utcnow()))
+        tx.add(
+            WebhookDelivery(
+                operation_id=operation_id,
+                endpoint_id=endpoint_id,
+                event=AFTER_PUBLISH,
+                document_id=document_id,
+                status="delivered",
+                status_code=status,
+                delivered_at=utcnow(),
+            )
+        )
 
 
 __all__ = [

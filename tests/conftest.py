@@ -9,4 +9,5 @@ pytest_plugins = [
     "tests.fixtures.browser",
     "tests.fixtures.varnish",
     "tests.fixtures.helm",
+    "tests.fixtures.webhook_receiver",
 ]

@@ -37,25 +37,33 @@ class Backend:
     db_size: Callable[[], int]
 
 
-async def pressroom_releases(bench: Bench, tenants: list[Tenant]
-                             ) -> tuple[Callable[[int], Awaitable[float]] | None, str]:
+async def pressroom_releases(
+    bench: Bench, tenants: list[Tenant]
+) -> tuple[Callable[[int], Awaitable[float]] | None, str]:
     """A creator of scheduled releases through the API, or None (and why) if Pressroom cannot yet."""
     docs = [(t, await bench.api.create_document(t, "scheduled-0")) for t in tenants]
 
     async def release(tenant: Tenant, doc: dict[str, Any], days: float) -> Any:
         when = (utcnow() + timedelta(days=days)).isoformat()
-        return await bench.api.api.post(f"/api/tenants/{tenant.slug}/releases", headers=tenant.headers, json={
-            "documents": [{"id": doc["id"], "version": doc["version"]}], "publish_at": when, "confirm": True})
+        return await bench.api.api.post(
+            f"/api/tenants/{tenant.slug}/releases",
+            headers=tenant.headers,
+            json={"documents": [{"id": doc["id"], "version": doc["version"]}], "publish_at": when, "confirm": True},
+        )
 
     probe = await release(*docs[0], 31)
     if probe.status_code != 202 or probe.json().get("status") != "scheduled":
-        return None, (f"bare Prefect create_flow_run_from_deployment (Scheduled, tenant queues), as the relay "
-                      f"does: POST /releases with publish_at answered {probe.status_code}: {probe.text[:200]}")
+        return None, (
+            f"bare Prefect create_flow_run_from_deployment (Scheduled, tenant queues), as the relay "
+            f"does: POST /releases with publish_at answered {probe.status_code}: {probe.text[:200]}"
+        )
     try:
         await bench.outbox.wait_sent([docs[0][0].slug], timeout=30)
     except TimeoutError:
-        return None, ("bare Prefect create_flow_run_from_deployment: POST /releases with publish_at was accepted "
-                      "but the relay did not create its run within 30 s")
+        return None, (
+            "bare Prefect create_flow_run_from_deployment: POST /releases with publish_at was accepted "
+            "but the relay did not create its run within 30 s"
+        )
 
     async def make(count: int) -> float:
         todo = iter(range(count))
@@ -73,8 +81,10 @@ async def pressroom_releases(bench: Bench, tenants: list[Tenant]
         await bench.outbox.wait_sent([t.slug for t in tenants], timeout=900)
         return time.monotonic() - t0
 
-    return make, ("Pressroom: POST /releases with publish_at (the relay creates each Scheduled run), interleaved "
-                  "in chunks with bare create_flow_run_from_deployment calls")
+    return make, (
+        "Pressroom: POST /releases with publish_at (the relay creates each Scheduled run), interleaved "
+        "in chunks with bare create_flow_run_from_deployment calls"
+    )
 
 
 @asynccontextmanager
@@ -84,8 +94,12 @@ async def sqlite_backend(bench: Bench) -> AsyncIterator[Backend]:
     (root / "data").mkdir(parents=True, exist_ok=True)
     bench.log("  starting a second Prefect server on SQLite")
     server = await asyncio.to_thread(
-        start_prefect_server, database_url=f"sqlite+aiosqlite:///{root / 'prefect.db'}", home=root / "home",
-        log_path=bench.stack.logs / "prefect-sqlite.log", timeout=180)
+        start_prefect_server,
+        database_url=f"sqlite+aiosqlite:///{root / 'prefect.db'}",
+        home=root / "home",
+        log_path=bench.stack.logs / "prefect-sqlite.log",
+        timeout=180,
+    )
     try:
         env = bench.stack.env(prefect_api_url=server.api_url, data_dir=root / "data")
         worker = bench.stack.start_worker("worker-sqlite", env=env)
@@ -107,8 +121,15 @@ async def sqlite_backend(bench: Bench) -> AsyncIterator[Backend]:
             def size() -> int:
                 return sum(p.stat().st_size for p in root.glob("prefect.db*"))
 
-            yield Backend("sqlite", client, server.api_url, deployment, queues,
-                          lambda: {"prefect_server": server.pid, "worker": worker.pid}, size)
+            yield Backend(
+                "sqlite",
+                client,
+                server.api_url,
+                deployment,
+                queues,
+                lambda: {"prefect_server": server.pid, "worker": worker.pid},
+                size,
+            )
     finally:
         bench.stack.stop_child("worker-sqlite")
         await asyncio.to_thread(server.stop)

@@ -44,8 +44,7 @@ async def _saturated(count: int, clients: int, one: Callable[[int], Awaitable[fl
     return latencies, time.monotonic() - t0
 
 
-async def _paced(seconds: float, rate: float, clients: int,
-                 one: Callable[[int], Awaitable[float]]) -> list[float]:
+async def _paced(seconds: float, rate: float, clients: int, one: Callable[[int], Awaitable[float]]) -> list[float]:
     """Each client waits an exponential think time (total ``rate``/s) then calls; for ``seconds``."""
     counter = itertools.count()
     latencies: list[float] = []
@@ -78,9 +77,17 @@ async def run(bench: Bench) -> dict[str, Any]:
     async def prefect(i: int) -> float:
         tenant, _ = targets[i % len(targets)]
         _, seconds = await prefect_side.create_scheduled(
-            bench.prefect, bench.deployments.noop, queue=prefect_side.BASELINE_QUEUE, when=utcnow(),
-            parameters={"tenant": tenant.slug, "operation_id": f"op_bench_{i}", "document_id": "doc_bench",
-                        "version": 1, "generation": i},
+            bench.prefect,
+            bench.deployments.noop,
+            queue=prefect_side.BASELINE_QUEUE,
+            when=utcnow(),
+            parameters={
+                "tenant": tenant.slug,
+                "operation_id": f"op_bench_{i}",
+                "document_id": "doc_bench",
+                "version": 1,
+                "generation": i,
+            },
             tags=["bench:ack", f"tenant:{tenant.slug}"],
         )
         return seconds
@@ -99,9 +106,11 @@ async def run(bench: Bench) -> dict[str, Any]:
             paced[side] += await _paced(p.ack_paced_seconds, p.ack_rate, p.ack_clients, sides[side])
             if side == "pressroom":
                 relay_drain.append(await bench.outbox.wait_sent(slugs, timeout=300))
-        bench.log(f"  paced round {r} ({p.ack_rate:g}/s from {p.ack_clients} clients): pressroom p50 "
-                  f"{summarize(paced['pressroom'])['p50'] * 1000:.1f} ms, "
-                  f"prefect p50 {summarize(paced['prefect'])['p50'] * 1000:.1f} ms")
+        bench.log(
+            f"  paced round {r} ({p.ack_rate:g}/s from {p.ack_clients} clients): pressroom p50 "
+            f"{summarize(paced['pressroom'])['p50'] * 1000:.1f} ms, "
+            f"prefect p50 {summarize(paced['prefect'])['p50'] * 1000:.1f} ms"
+        )
 
     saturated: dict[str, list[float]] = {"pressroom": [], "prefect": []}
     capacity: dict[str, list[float]] = {"pressroom": [], "prefect": [], "relay": []}
@@ -116,10 +125,12 @@ async def run(bench: Bench) -> dict[str, Any]:
                 # the next batch does not run against its leftovers, and time how long it takes.
                 drain = await bench.outbox.wait_sent(slugs, timeout=600)
                 capacity["relay"].append(p.ack_saturated_per_round / (wall + drain))
-        bench.log(f"  saturated round {r} ({p.ack_clients} clients back to back): "
-                  f"pressroom {capacity['pressroom'][-1]:.1f}/s "
-                  f"p50 {summarize(saturated['pressroom'])['p50'] * 1000:.0f} ms, "
-                  f"prefect {capacity['prefect'][-1]:.1f}/s p50 {summarize(saturated['prefect'])['p50'] * 1000:.0f} ms")
+        bench.log(
+            f"  saturated round {r} ({p.ack_clients} clients back to back): "
+            f"pressroom {capacity['pressroom'][-1]:.1f}/s "
+            f"p50 {summarize(saturated['pressroom'])['p50'] * 1000:.0f} ms, "
+            f"prefect {capacity['prefect'][-1]:.1f}/s p50 {summarize(saturated['prefect'])['p50'] * 1000:.0f} ms"
+        )
 
     profile = None
     if bench.profile_server and "control-plane" in bench.stack.children:
@@ -130,30 +141,52 @@ async def run(bench: Bench) -> dict[str, Any]:
         error = profiling.finish(spy, timeout=p.profile_seconds + 60)
         profile = {"error": error} if error else {**profiling.summarize_and_compress(path)}
 
-    deleted = await bench.best_effort("deleting the suite's scheduled runs", prefect_side.delete_scheduled_of_tags(
-        bench.stack.prefect_api_url, ["bench:ack", *(f"tenant:{s}" for s in slugs)]))
-    summary = {f"{load}_{side}": summarize(ms(v)) for load, d in (("paced", paced), ("saturated", saturated))
-               for side, v in d.items()}
+    deleted = await bench.best_effort(
+        "deleting the suite's scheduled runs",
+        prefect_side.delete_scheduled_of_tags(
+            bench.stack.prefect_api_url, ["bench:ack", *(f"tenant:{s}" for s in slugs)]
+        ),
+    )
+    summary = {
+        f"{load}_{side}": summarize(ms(v))
+        for load, d in (("paced", paced), ("saturated", saturated))
+        for side, v in d.items()
+    }
     ack, create = summary["paced_pressroom"], summary["paced_prefect"]
     p50_ratio = ratio(ack["p50"], create["p50"])
     sat_ratio = ratio(summary["saturated_pressroom"]["p50"], summary["saturated_prefect"]["p50"])
     return {
-        "settings": {"tenants": len(tenants), "clients": p.ack_clients, "paced_rate_per_s": p.ack_rate,
-                     "paced_seconds_per_round": p.ack_paced_seconds, "rounds": p.ack_rounds,
-                     "saturated_per_round": p.ack_saturated_per_round, "saturated_rounds": p.ack_saturated_rounds,
-                     "worker": "idle (tenant queues paused)", "prefect_client_connections": 64},
-        "samples_ms": {f"{load}_{side}": ms(v) for load, d in (("paced", paced), ("saturated", saturated))
-                       for side, v in d.items()},
+        "settings": {
+            "tenants": len(tenants),
+            "clients": p.ack_clients,
+            "paced_rate_per_s": p.ack_rate,
+            "paced_seconds_per_round": p.ack_paced_seconds,
+            "rounds": p.ack_rounds,
+            "saturated_per_round": p.ack_saturated_per_round,
+            "saturated_rounds": p.ack_saturated_rounds,
+            "worker": "idle (tenant queues paused)",
+            "prefect_client_connections": 64,
+        },
+        "samples_ms": {
+            f"{load}_{side}": ms(v) for load, d in (("paced", paced), ("saturated", saturated)) for side, v in d.items()
+        },
         "summary_ms": summary,
         "capacity_per_s": {k: (sum(v) / len(v) if v else None) for k, v in capacity.items()},
         "relay_drain_after_paced_s": relay_drain,
         "profile": {"control-plane": profile} if profile else None,
-        "ratios": {"paced_p50_ack_over_create": p50_ratio,
-                   "paced_p99_ack_over_create": ratio(ack["p99"], create["p99"]),
-                   "saturated_p50_ack_over_create": sat_ratio},
-        "headline": {"metric": "publish ack p50 / bare create_flow_run p50 (paced)", "value": p50_ratio,
-                     "pressroom": ack["p50"], "baseline": create["p50"], "unit": "ms",
-                     "second": {"metric": "same, saturated", "value": sat_ratio}},
+        "ratios": {
+            "paced_p50_ack_over_create": p50_ratio,
+            "paced_p99_ack_over_create": ratio(ack["p99"], create["p99"]),
+            "saturated_p50_ack_over_create": sat_ratio,
+        },
+        "headline": {
+            "metric": "publish ack p50 / bare create_flow_run p50 (paced)",
+            "value": p50_ratio,
+            "pressroom": ack["p50"],
+            "baseline": create["p50"],
+            "unit": "ms",
+            "second": {"metric": "same, saturated", "value": sat_ratio},
+        },
         "targets": [
             target("ack p50 ≤ 10 ms", ack["p50"], "<=", 10, "ms"),
             target("ack p99 ≤ 50 ms", ack["p99"], "<=", 50, "ms"),

@@ -63,8 +63,10 @@ async def run(bench: Bench) -> dict[str, Any]:
             break
         await asyncio.sleep(0.1)
     flood_sent_s = time.monotonic() - t0 - flood_ack_s
-    bench.log(f"  flood acked in {flood_ack_s:.1f} s, A delivering {flood_sent_s:.1f} s later; "
-              f"A: {dict(counts)} (queued ones wait in its outbox to be coalesced), {unsent} grouped, not yet sent")
+    bench.log(
+        f"  flood acked in {flood_ack_s:.1f} s, A delivering {flood_sent_s:.1f} s later; "
+        f"A: {dict(counts)} (queued ones wait in its outbox to be coalesced), {unsent} grouped, not yet sent"
+    )
 
     a_backlog: list[int] = []
     for _ in range(p.fairness_samples):
@@ -91,16 +93,30 @@ async def run(bench: Bench) -> dict[str, Any]:
     waits = {k: summarize(ms([s["queue_wait_s"] for s in v if "queue_wait_s" in s])) for k, v in samples.items()}
     value = ratio(loaded["p50"], unloaded["p50"])
     return {
-        "settings": {"flood": p.fairness_flood, "flood_clients": FLOOD_CLIENTS, "samples_each": p.fairness_samples,
-                     "timeout_s": p.fairness_timeout, "worker": "defaults (concurrency 8, poll 0.5 s)"},
+        "settings": {
+            "flood": p.fairness_flood,
+            "flood_clients": FLOOD_CLIENTS,
+            "samples_each": p.fairness_samples,
+            "timeout_s": p.fairness_timeout,
+            "worker": "defaults (concurrency 8, poll 0.5 s)",
+        },
         "samples": samples,
         "summary_ms": {"unloaded": unloaded, "loaded": loaded},
         "queue_wait_ms": waits,
-        "flood": {"ack_s": flood_ack_s, "delivering_after_s": flood_sent_s, "a_outstanding_at_samples": a_backlog,
-                  "timed_out": sum(1 for s in samples["loaded"] if s["timed_out"]),
-                  "a_runs_deleted_after": deleted},
+        "flood": {
+            "ack_s": flood_ack_s,
+            "delivering_after_s": flood_sent_s,
+            "a_outstanding_at_samples": a_backlog,
+            "timed_out": sum(1 for s in samples["loaded"] if s["timed_out"]),
+            "a_runs_deleted_after": deleted,
+        },
         "ratios": {"loaded_over_unloaded_p50": value},
-        "headline": {"metric": "B's latency with A's flood / with A idle (p50)", "value": value,
-                     "pressroom": loaded["p50"], "baseline": unloaded["p50"], "unit": "ms"},
+        "headline": {
+            "metric": "B's latency with A's flood / with A idle (p50)",
+            "value": value,
+            "pressroom": loaded["p50"],
+            "baseline": unloaded["p50"],
+            "unit": "ms",
+        },
         "targets": [target("B loaded p50 ≤ 1.5× unloaded", value, "<=", 1.5, "×")],
     }

@@ -120,18 +120,26 @@ async def run(bench: Bench) -> dict[str, Any]:
     rss_max = window_b["worker_rss_mb"].get("max")
     procs_a, procs_b = window_a["worker_processes_max"], window_b["worker_processes_max"]
     return {
-        "settings": {"new_tenants": p.idle_tenants, "window_s": p.idle_window,
-                     "worker": "defaults (poll 0.5 s, sweep 10 s), behind a counting proxy"},
+        "settings": {
+            "new_tenants": p.idle_tenants,
+            "window_s": p.idle_window,
+            "worker": "defaults (poll 0.5 s, sweep 10 s), behind a counting proxy",
+        },
         "windows": {"before": window_a, "after": window_b},
         "tenant_creation": {"count": p.idle_tenants, "seconds": create_s, "per_s": p.idle_tenants / create_s},
         "worker_startup_s": startup_s,
-        "ratios": {"worker_cpu_after_over_before": _ratio(window_b, window_a, "worker"),
-                   "server_cpu_after_over_before": _ratio(window_b, window_a, "prefect_server")},
-        "headline": {"metric": f"worker RSS with {after} tenants / with {before}",
-                     "value": ratio(rss_max, window_a["worker_rss_mb"].get("max")),
-                     "pressroom": rss_max, "baseline": window_a["worker_rss_mb"].get("max"), "unit": "MB",
-                     "second": {"metric": "worker CPU, same comparison",
-                                "value": _ratio(window_b, window_a, "worker")}},
+        "ratios": {
+            "worker_cpu_after_over_before": _ratio(window_b, window_a, "worker"),
+            "server_cpu_after_over_before": _ratio(window_b, window_a, "prefect_server"),
+        },
+        "headline": {
+            "metric": f"worker RSS with {after} tenants / with {before}",
+            "value": ratio(rss_max, window_a["worker_rss_mb"].get("max")),
+            "pressroom": rss_max,
+            "baseline": window_a["worker_rss_mb"].get("max"),
+            "unit": "MB",
+            "second": {"metric": "worker CPU, same comparison", "value": _ratio(window_b, window_a, "worker")},
+        },
         "targets": [
             target("no process per tenant (worker processes unchanged)", procs_b - procs_a, "==", 0, "processes"),
             target("worker RSS ≤ 400 MB", rss_max, "<=", 400, "MB"),

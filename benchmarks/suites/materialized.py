@@ -38,8 +38,7 @@ class _Doc:
         self.tenant, self.id, self.version = tenant, doc["id"], doc["version"]
 
     async def edit_and_publish(self, bench: Bench) -> Any:
-        updated = await bench.api.update_document(self.tenant, self.id, self.version,
-                                                  f"Body {secrets.token_hex(6)}.")
+        updated = await bench.api.update_document(self.tenant, self.id, self.version, f"Body {secrets.token_hex(6)}.")
         self.version = updated["version"]
         return await bench.api.publish(self.tenant, self.id)
 
@@ -54,25 +53,34 @@ async def _pressroom(bench: Bench, doc: _Doc) -> tuple[float, dict[str, float]]:
     phases = {
         "relay_s": (row.sent_at - created).total_seconds() if row.sent_at else None,
         "pickup_s": (times["PENDING"] - times["SCHEDULED"]).total_seconds()
-        if "PENDING" in times and "SCHEDULED" in times else None,
+        if "PENDING" in times and "SCHEDULED" in times
+        else None,
         "flow_s": (times["COMPLETED"] - times["RUNNING"]).total_seconds()
-        if "COMPLETED" in times and "RUNNING" in times else None,
+        if "COMPLETED" in times and "RUNNING" in times
+        else None,
     }
     return row.latency, {k: v for k, v in phases.items() if v is not None} | {"flow_run_id": row.flow_run_id}
 
 
 async def _process(bench: Bench, doc: _Doc) -> float:
     published = await doc.edit_and_publish(bench)
-    row = (await bench.outbox.wait_final(doc.tenant.slug, published.operation_id, timeout=30,
-                                         statuses=frozenset({"queued"})))
+    row = await bench.outbox.wait_final(
+        doc.tenant.slug, published.operation_id, timeout=30, statuses=frozenset({"queued"})
+    )
     run_id, _ = await prefect_side.create_scheduled(
-        bench.prefect, bench.deployments.process_publish, queue="default", parameters={"params": row.parameters},
-        when=utcnow(), tags=["bench:process", f"tenant:{doc.tenant.slug}"],
+        bench.prefect,
+        bench.deployments.process_publish,
+        queue="default",
+        parameters={"params": row.parameters},
+        when=utcnow(),
+        tags=["bench:process", f"tenant:{doc.tenant.slug}"],
     )
     run = await prefect_side.wait_run_final(bench.prefect, run_id, timeout=180)
     if run.state is None or not run.state.is_completed() or run.end_time is None:
-        raise RuntimeError(f"process-worker run {run_id} ended {run.state.name if run.state else '?'}; "
-                           f"see {bench.stack.logs}/process-worker-{prefect_side.PROCESS_POOL}.log")
+        raise RuntimeError(
+            f"process-worker run {run_id} ended {run.state.name if run.state else '?'}; "
+            f"see {bench.stack.logs}/process-worker-{prefect_side.PROCESS_POOL}.log"
+        )
     return (run.end_time - run.created).total_seconds()
 
 
@@ -84,7 +92,8 @@ async def _floor(steps: int) -> float:
 
 async def _step_count(bench: Bench, flow_run_id: str) -> int:
     task_runs = await bench.prefect.read_task_runs(
-        flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[UUID(flow_run_id)])))
+        flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[UUID(flow_run_id)]))
+    )
     return len(task_runs)
 
 
@@ -107,7 +116,7 @@ async def run(bench: Bench) -> dict[str, Any]:
         phases: list[dict[str, Any]] = []
         order = ["pressroom", "process_worker", "floor"]
         for i in range(bench.profile.materialized_samples):
-            for side in order[i % 3:] + order[:i % 3]:
+            for side in order[i % 3 :] + order[: i % 3]:
                 if side == "pressroom":
                     latency, phase = await _pressroom(bench, pressroom_doc)
                     phases.append(phase)
@@ -124,16 +133,25 @@ async def run(bench: Bench) -> dict[str, Any]:
     pr, pw, fl = summary["pressroom"]["p50"], summary["process_worker"]["p50"], summary["floor"]["p50"]
     phase_summary = {k: summarize(ms([p[k] for p in phases if k in p])) for k in ("relay_s", "pickup_s", "flow_s")}
     return {
-        "settings": {"samples": bench.profile.materialized_samples, "flow": "publish_document",
-                     "steps": steps, "runtime_worker": "defaults (concurrency 8, poll 0.5 s)",
-                     "process_worker": f"--limit {PROCESS_LIMIT}, query/prefetch {POLL_SECONDS} s"},
+        "settings": {
+            "samples": bench.profile.materialized_samples,
+            "flow": "publish_document",
+            "steps": steps,
+            "runtime_worker": "defaults (concurrency 8, poll 0.5 s)",
+            "process_worker": f"--limit {PROCESS_LIMIT}, query/prefetch {POLL_SECONDS} s",
+        },
         "samples_ms": {k: ms(v) for k, v in samples.items()},
         "summary_ms": summary,
         "pressroom_phases_ms": phase_summary,
         "ratios": {"pressroom_over_floor_p50": ratio(pr, fl), "pressroom_over_process_worker_p50": ratio(pr, pw)},
-        "headline": {"metric": "queued→succeeded p50 / in-process floor p50", "value": ratio(pr, fl),
-                     "pressroom": pr, "baseline": fl, "unit": "ms",
-                     "second": {"metric": "/ process worker p50", "value": ratio(pr, pw), "baseline": pw}},
+        "headline": {
+            "metric": "queued→succeeded p50 / in-process floor p50",
+            "value": ratio(pr, fl),
+            "pressroom": pr,
+            "baseline": fl,
+            "unit": "ms",
+            "second": {"metric": "/ process worker p50", "value": ratio(pr, pw), "baseline": pw},
+        },
         "targets": [
             target("p50 ≤ 1.5× the in-process floor", ratio(pr, fl), "<=", 1.5, "×"),
             target("p50 ≤ 0.1× the process worker", ratio(pr, pw), "<=", 0.1, "×"),

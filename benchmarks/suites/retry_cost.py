@@ -27,15 +27,15 @@ from benchmarks.stats import target
 CASES = [
     # name, injected failures, permanent, what happens
     ("transient_once", 1, False, "fails once; the task's own retry succeeds in the same attempt"),
-    ("attempt_fails", 3, False,
-     "fails on the try and both task retries; the operation's retry resumes the same run"),
+    ("attempt_fails", 3, False, "fails on the try and both task retries; the operation's retry resumes the same run"),
     ("permanent_then_replay", 1, True, "permanent failure → dead; an explicit retry replays it"),
 ]
 FAIL_AT = 7  # the shape: step 7 of 8 fails
 
 
-async def _case(bench: Bench, tenant: Any, name: str, step: str | None, times: int, permanent: bool,
-                clean_steps: int) -> dict[str, Any]:
+async def _case(
+    bench: Bench, tenant: Any, name: str, step: str | None, times: int, permanent: bool, clean_steps: int
+) -> dict[str, Any]:
     from flows.probes import PROBES
 
     PROBES.reset()
@@ -56,9 +56,18 @@ async def _case(bench: Bench, tenant: Any, name: str, step: str | None, times: i
     total = sum(executions.values())
     failures = times if step is not None else 0
     ideal = (clean_steps or len(executions)) + failures
-    return {"case": name, "failing_step": step, "status": row.status, "executions": executions, "total": total,
-            "ideal": ideal, "steps": len(executions), "injected_failures": failures,
-            "attempts": len(operation["attempts"]), "redone_completed_steps": total - ideal}
+    return {
+        "case": name,
+        "failing_step": step,
+        "status": row.status,
+        "executions": executions,
+        "total": total,
+        "ideal": ideal,
+        "steps": len(executions),
+        "injected_failures": failures,
+        "attempts": len(operation["attempts"]),
+        "redone_completed_steps": total - ideal,
+    }
 
 
 async def _bare(shape: int, fail_at: int, cached: bool) -> dict[str, Any]:
@@ -68,9 +77,14 @@ async def _bare(shape: int, fail_at: int, cached: bool) -> dict[str, Any]:
     await flow(run_key, shape)
     counts = {k.split(":", 1)[1]: n for k, n in noop_flows.EXECUTIONS.items() if k.startswith(run_key + ":")}
     total = sum(counts.values())
-    return {"case": f"bare prefect, {shape} steps, step {fail_at} fails once, flow retries=1, "
-                    f"{'persisted results + cache key per run/step' if cached else 'defaults'}",
-            "executions": counts, "total": total, "ideal": shape + 1, "redone_completed_steps": total - shape - 1}
+    return {
+        "case": f"bare prefect, {shape} steps, step {fail_at} fails once, flow retries=1, "
+        f"{'persisted results + cache key per run/step' if cached else 'defaults'}",
+        "executions": counts,
+        "total": total,
+        "ideal": shape + 1,
+        "redone_completed_steps": total - shape - 1,
+    }
 
 
 async def run(bench: Bench) -> dict[str, Any]:
@@ -102,8 +116,9 @@ async def _run(bench: Bench) -> dict[str, Any]:
     factory = WorkspaceFactory(RuntimeSettings.from_env())
     runtime.configure(factory)
     # Short operation backoff so the attempt-level retry shows up in seconds, not minutes.
-    settings = DispatchSettings.from_env().model_copy(update={
-        "poll_interval": 0.1, "retry_base_seconds": 0.5, "retry_cap_seconds": 2.0, "sweep_interval": 1.0})
+    settings = DispatchSettings.from_env().model_copy(
+        update={"poll_interval": 0.1, "retry_base_seconds": 0.5, "retry_cap_seconds": 2.0, "sweep_interval": 1.0}
+    )
     stop = asyncio.Event()
     cases: list[dict[str, Any]] = []
     async with PrefectGateway(settings) as gateway:
@@ -130,18 +145,28 @@ async def _run(bench: Bench) -> dict[str, Any]:
     worst = max(max(0, c["redone_completed_steps"]) for c in cases)
     primary = cases[2]  # the step fails through its attempt; the operation's retry resumes the run
     return {
-        "settings": {"flow": "publish_document", "worker": "RuntimeWorker in the harness process",
-                     "operation_backoff_s": 0.5,
-                     "fail_at_step": FAIL_AT, "cases": {name: why for name, _, _, why in CASES}},
+        "settings": {
+            "flow": "publish_document",
+            "worker": "RuntimeWorker in the harness process",
+            "operation_backoff_s": 0.5,
+            "fail_at_step": FAIL_AT,
+            "cases": {name: why for name, _, _, why in CASES},
+        },
         "cases": cases,
         "bare_prefect": bare,
         "ratios": {"executions_over_ideal": primary["total"] / primary["ideal"]},
-        "headline": {"metric": "step executions / ideal (step fails through an attempt, then retried)",
-                     "value": primary["total"] / primary["ideal"], "pressroom": primary["total"],
-                     "baseline": primary["ideal"], "unit": "executions"},
+        "headline": {
+            "metric": "step executions / ideal (step fails through an attempt, then retried)",
+            "value": primary["total"] / primary["ideal"],
+            "pressroom": primary["total"],
+            "baseline": primary["ideal"],
+            "unit": "executions",
+        },
         "targets": [
             target("no completed step executed again (executions == ideal, every case)", worst, "==", 0, "extra"),
         ],
-        "notes": [f"ideal = the steps a clean publish executes ({cases[0]['steps']}) + injected failures; the "
-                  "issue's shape (8 steps, step 7 fails once, ideal 9) is also run on bare Prefect flows"],
+        "notes": [
+            f"ideal = the steps a clean publish executes ({cases[0]['steps']}) + injected failures; the "
+            "issue's shape (8 steps, step 7 fails once, ideal 9) is also run on bare Prefect flows"
+        ],
     }

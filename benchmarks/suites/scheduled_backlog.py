@@ -48,11 +48,16 @@ async def _idle(bench: Bench, backend: Backend, seconds: float) -> dict[str, Any
     polls = []
     for _ in range(20):
         t0 = time.monotonic()
-        await backend.client.get_scheduled_flow_runs_for_work_pool(work_pool_name="pressroom",
-                                                                     scheduled_before=utcnow())
+        await backend.client.get_scheduled_flow_runs_for_work_pool(
+            work_pool_name="pressroom", scheduled_before=utcnow()
+        )
         polls.append(time.monotonic() - t0)
-    return {"window_s": cpu.elapsed, "cpu_percent": cpu.percent(), "pool_query_ms": summarize(ms(polls)),
-            "db_bytes": await asyncio.to_thread(backend.db_size)}
+    return {
+        "window_s": cpu.elapsed,
+        "cpu_percent": cpu.percent(),
+        "pool_query_ms": summarize(ms(polls)),
+        "db_bytes": await asyncio.to_thread(backend.db_size),
+    }
 
 
 async def _bare_chunk(backend: Backend, queues: list[str], count: int) -> float:
@@ -64,17 +69,30 @@ async def _bare_chunk(backend: Backend, queues: list[str], count: int) -> float:
             when = utcnow() + timedelta(days=random.uniform(30, 90))
             queue = queues[i % len(queues)]
             await prefect_side.create_scheduled(
-                backend.client, backend.deployment, queue=queue, when=when, tags=["bench:backlog"],
-                parameters={"params": {"tenant": queue.removeprefix("tenant-"), "operation_id": f"op_backlog_{i}",
-                                       "document_id": "doc_backlog", "version": 1, "generation": 0}})
+                backend.client,
+                backend.deployment,
+                queue=queue,
+                when=when,
+                tags=["bench:backlog"],
+                parameters={
+                    "params": {
+                        "tenant": queue.removeprefix("tenant-"),
+                        "operation_id": f"op_backlog_{i}",
+                        "document_id": "doc_backlog",
+                        "version": 1,
+                        "generation": 0,
+                    }
+                },
+            )
 
     t0 = time.monotonic()
     await asyncio.gather(*(caller() for _ in range(CLIENTS)))
     return time.monotonic() - t0
 
 
-async def _create_backlog(bench: Bench, backend: Backend, total: int,
-                          pressroom: Callable[[int], Awaitable[float]] | None) -> dict[str, Any]:
+async def _create_backlog(
+    bench: Bench, backend: Backend, total: int, pressroom: Callable[[int], Awaitable[float]] | None
+) -> dict[str, Any]:
     made = {"pressroom": 0, "bare": 0}
     spent = {"pressroom": 0.0, "bare": 0.0}
     deadline = time.monotonic() + bench.profile.backlog_create_budget
@@ -83,12 +101,12 @@ async def _create_backlog(bench: Bench, backend: Backend, total: int,
             n = min(CHUNK, total - sum(made.values()))
             if n <= 0:
                 break
-            spent[side] += await (pressroom(n) if side == "pressroom" and pressroom else
-                                  _bare_chunk(backend, backend.queues, n))
+            spent[side] += await (
+                pressroom(n) if side == "pressroom" and pressroom else _bare_chunk(backend, backend.queues, n)
+            )
             made[side] += n
         bench.log(f"    {backend.name}: {sum(made.values())}/{total} scheduled")
-    return {"created": made, "seconds": spent,
-            "per_s": {k: (made[k] / spent[k] if spent[k] else None) for k in made}}
+    return {"created": made, "seconds": spent, "per_s": {k: (made[k] / spent[k] if spent[k] else None) for k in made}}
 
 
 async def _lateness(bench: Bench, backend: Backend, count: int) -> dict[str, Any]:
@@ -100,9 +118,21 @@ async def _lateness(bench: Bench, backend: Backend, count: int) -> dict[str, Any
         when = start + timedelta(seconds=random.uniform(3, 10))
         queue = backend.queues[i % len(backend.queues)]
         run_id, _ = await prefect_side.create_scheduled(
-            backend.client, backend.deployment, queue=queue, when=when, tags=["bench:due"],
-            parameters={"params": {"tenant": queue.removeprefix("tenant-"), "operation_id": f"op_due_{i}",
-                                   "document_id": "doc_due", "version": 1, "generation": 0}})
+            backend.client,
+            backend.deployment,
+            queue=queue,
+            when=when,
+            tags=["bench:due"],
+            parameters={
+                "params": {
+                    "tenant": queue.removeprefix("tenant-"),
+                    "operation_id": f"op_due_{i}",
+                    "document_id": "doc_due",
+                    "version": 1,
+                    "generation": 0,
+                }
+            },
+        )
         ids.append(run_id)
 
     gate = asyncio.Semaphore(CLIENTS)
@@ -135,12 +165,18 @@ async def _lateness(bench: Bench, backend: Backend, count: int) -> dict[str, Any
         # A run cannot be claimed before it exists: late from when it was both due and created.
         due = max(run.expected_start_time, run.created) if run.created else run.expected_start_time
         late.append(max(0.0, (times["PENDING"] - due).total_seconds()))
-    return {"runs": count, "created_in_s": created_s, "unclaimed_after_120s": unclaimed,
-            "lateness_ms": summarize(ms(late)), "samples_ms": ms(late)}
+    return {
+        "runs": count,
+        "created_in_s": created_s,
+        "unclaimed_after_120s": unclaimed,
+        "lateness_ms": summarize(ms(late)),
+        "samples_ms": ms(late),
+    }
 
 
-async def _backend_phases(bench: Bench, backend: Backend, total: int,
-                          pressroom: Callable[[int], Awaitable[float]] | None) -> dict[str, Any]:
+async def _backend_phases(
+    bench: Bench, backend: Backend, total: int, pressroom: Callable[[int], Awaitable[float]] | None
+) -> dict[str, Any]:
     window = bench.profile.backlog_window
     # The first sweep after a worker start opens every tenant's workspace: not idle cost.
     await asyncio.sleep(SETTLE_S)
@@ -155,18 +191,23 @@ async def _backend_phases(bench: Bench, backend: Backend, total: int,
     lateness = await _lateness(bench, backend, bench.profile.backlog_due_runs)
     created = sum(creation["created"].values())
     db_delta = after["db_bytes"] - before["db_bytes"]
-    return {"before": before, "after": after, "creation": creation, "lateness": lateness,
-            "db_bytes_per_run": db_delta / created if created else None,
-            "idle_cpu_ratio": {k: ratio(after["cpu_percent"].get(k), before["cpu_percent"].get(k))
-                               for k in after["cpu_percent"]}}
+    return {
+        "before": before,
+        "after": after,
+        "creation": creation,
+        "lateness": lateness,
+        "db_bytes_per_run": db_delta / created if created else None,
+        "idle_cpu_ratio": {
+            k: ratio(after["cpu_percent"].get(k), before["cpu_percent"].get(k)) for k in after["cpu_percent"]
+        },
+    }
 
 
 def _pg_size(url: str) -> Callable[[], int]:
     port = int(url.rsplit(":", 1)[1].split("/", 1)[0])
 
     def size() -> int:
-        with psycopg.connect(host="127.0.0.1", port=port, user="postgres", dbname="prefect",
-                             connect_timeout=5) as conn:
+        with psycopg.connect(host="127.0.0.1", port=port, user="postgres", dbname="prefect", connect_timeout=5) as conn:
             return int(conn.execute("SELECT pg_database_size('prefect')").fetchone()[0])
 
     return size
@@ -179,16 +220,23 @@ async def run(bench: Bench) -> dict[str, Any]:
     tenants = await bench.api.create_tenants("sched", BACKLOG_TENANTS, concurrency=4)
     deployment = (await bench.prefect.read_deployment_by_name("publish_document/pressroom")).id
     pids = bench.stack.pids()
-    pg = Backend("postgresql", bench.prefect, bench.stack.prefect_api_url, deployment,
-                 [f"tenant-{t.slug}" for t in tenants],
-                 lambda: {k: pids[k] for k in ("prefect_server", "postgres") if k in pids}
-                 | {"worker": bench.stack.pids().get("worker")},
-                 _pg_size(bench.stack.postgres.url))
+    pg = Backend(
+        "postgresql",
+        bench.prefect,
+        bench.stack.prefect_api_url,
+        deployment,
+        [f"tenant-{t.slug}" for t in tenants],
+        lambda: (
+            {k: pids[k] for k in ("prefect_server", "postgres") if k in pids}
+            | {"worker": bench.stack.pids().get("worker")}
+        ),
+        _pg_size(bench.stack.postgres.url),
+    )
     pressroom, how = await pressroom_releases(bench, tenants)
     results: dict[str, Any] = {"postgresql": await _backend_phases(bench, pg, p.backlog_runs, pressroom)}
-    await prefect_side.delete_scheduled_of_tags(bench.stack.prefect_api_url,
-                                                ["bench:backlog", *(f"tenant:{t.slug}" for t in tenants)],
-                                                budget=300)
+    await prefect_side.delete_scheduled_of_tags(
+        bench.stack.prefect_api_url, ["bench:backlog", *(f"tenant:{t.slug}" for t in tenants)], budget=300
+    )
     if p.backlog_sqlite:
         async with sqlite_backend(bench) as sqlite:
             results["sqlite"] = await _backend_phases(bench, sqlite, p.backlog_sqlite_runs, None)
@@ -203,21 +251,40 @@ async def run(bench: Bench) -> dict[str, Any]:
     if "sqlite" in results:
         s_lat = results["sqlite"]["lateness"]["lateness_ms"]
         targets.append(target("SQLite: lateness p99 ≤ 5 s", s_lat.get("p99"), "<=", 5000, "ms"))
-        targets.append(target("SQLite: idle server CPU unchanged (≤ 1.25×)",
-                              results["sqlite"]["idle_cpu_ratio"].get("prefect_server"), "<=", 1.25, "×"))
+        targets.append(
+            target(
+                "SQLite: idle server CPU unchanged (≤ 1.25×)",
+                results["sqlite"]["idle_cpu_ratio"].get("prefect_server"),
+                "<=",
+                1.25,
+                "×",
+            )
+        )
     rates = main["creation"]["per_s"]
     return {
-        "settings": {"backlog_runs": p.backlog_runs, "window_s": p.backlog_window, "due_runs": p.backlog_due_runs,
-                     "clients": CLIENTS, "tenants": BACKLOG_TENANTS, "pressroom_path": how,
-                     "sqlite": p.backlog_sqlite, "sqlite_runs": p.backlog_sqlite_runs},
+        "settings": {
+            "backlog_runs": p.backlog_runs,
+            "window_s": p.backlog_window,
+            "due_runs": p.backlog_due_runs,
+            "clients": CLIENTS,
+            "tenants": BACKLOG_TENANTS,
+            "pressroom_path": how,
+            "sqlite": p.backlog_sqlite,
+            "sqlite_runs": p.backlog_sqlite_runs,
+        },
         "backends": results,
-        "ratios": {"idle_server_cpu_after_over_before": cpu_ratio,
-                   "pressroom_over_bare_creation_rate": ratio(rates.get("pressroom"), rates.get("bare"))},
-        "headline": {"metric": f"idle Prefect-server CPU with {p.backlog_runs:,} far-future runs / without",
-                     "value": cpu_ratio, "pressroom": main["after"]["cpu_percent"].get("prefect_server"),
-                     "baseline": main["before"]["cpu_percent"].get("prefect_server"), "unit": "% CPU",
-                     "second": {"metric": "lateness p99 (ms)", "value": lat.get("p99")}},
+        "ratios": {
+            "idle_server_cpu_after_over_before": cpu_ratio,
+            "pressroom_over_bare_creation_rate": ratio(rates.get("pressroom"), rates.get("bare")),
+        },
+        "headline": {
+            "metric": f"idle Prefect-server CPU with {p.backlog_runs:,} far-future runs / without",
+            "value": cpu_ratio,
+            "pressroom": main["after"]["cpu_percent"].get("prefect_server"),
+            "baseline": main["before"]["cpu_percent"].get("prefect_server"),
+            "unit": "% CPU",
+            "second": {"metric": "lateness p99 (ms)", "value": lat.get("p99")},
+        },
         "targets": targets,
         "notes": [how],
     }
-

@@ -56,8 +56,9 @@ class Load:
         self.cursor += 1
         async with self.locks.setdefault(doc, asyncio.Lock()):
             try:
-                updated = await bench.api.update_document(tenant, doc, self.versions[doc],
-                                                          f"Throughput body {secrets.token_hex(8)}.")
+                updated = await bench.api.update_document(
+                    tenant, doc, self.versions[doc], f"Throughput body {secrets.token_hex(8)}."
+                )
                 self.versions[doc] = updated["version"]
                 return await bench.api.publish(tenant, doc)
             except Exception as exc:  # one failed request must not end a sustained-load window
@@ -78,8 +79,9 @@ async def _load(bench: Bench, prefix: str, count: int) -> Load:
     return Load(tenants, docs, versions)
 
 
-async def _segment(bench: Bench, load: Load, window: float, *, process: bool,
-                   profile_dir: Any = None) -> dict[str, Any]:
+async def _segment(
+    bench: Bench, load: Load, window: float, *, process: bool, profile_dir: Any = None
+) -> dict[str, Any]:
     slugs = [t.slug for t in load.tenants]
     acks: list[float] = []
     runs: set[UUID] = set()
@@ -104,10 +106,16 @@ async def _segment(bench: Bench, load: Load, window: float, *, process: bool,
         acks.append(published.latency)
         if process:
             row = (await asyncio.to_thread(bench.outbox.rows, published.tenant, [published.operation_id]))[
-                published.operation_id]
+                published.operation_id
+            ]
             run_id, _ = await prefect_side.create_scheduled(
-                bench.prefect, bench.deployments.process_publish, queue="default", parameters={"params": row.parameters},
-                when=utcnow(), tags=["bench:throughput", f"tenant:{published.tenant}"])
+                bench.prefect,
+                bench.deployments.process_publish,
+                queue="default",
+                parameters={"params": row.parameters},
+                when=utcnow(),
+                tags=["bench:throughput", f"tenant:{published.tenant}"],
+            )
             runs.add(run_id)
 
     async def feeder() -> None:
@@ -126,7 +134,8 @@ async def _segment(bench: Bench, load: Load, window: float, *, process: bool,
             # The process worker's first runs pay its own start-up: open the window after one completes.
             deadline = time.monotonic() + 180
             while time.monotonic() < deadline and not await prefect_side.read_runs_of_tag(
-                    bench.prefect, "bench:throughput", segment_start, utcnow()):
+                bench.prefect, "bench:throughput", segment_start, utcnow()
+            ):
                 await asyncio.sleep(1)
         cpu = CpuWindow(bench.stack.pids()).start()
         started: datetime = utcnow()
@@ -156,10 +165,14 @@ async def _segment(bench: Bench, load: Load, window: float, *, process: bool,
         superseded = sum(1 for r in inside if r.status == "superseded")
         runs_used = len({r.flow_run_id for r in inside if r.flow_run_id})
     result: dict[str, Any] = {
-        "side": "process_worker" if process else "pressroom", "window_s": (ended - started).total_seconds(),
-        "completed": done, "per_minute": 60.0 * done / (ended - started).total_seconds(),
+        "side": "process_worker" if process else "pressroom",
+        "window_s": (ended - started).total_seconds(),
+        "completed": done,
+        "per_minute": 60.0 * done / (ended - started).total_seconds(),
         **({} if process else {"superseded": superseded, "flow_runs": runs_used}),
-        "cpu_s": cpu.cpu, "cpu_percent": cpu.percent(), "ack_ms": summarize(ms(acks)),
+        "cpu_s": cpu.cpu,
+        "cpu_percent": cpu.percent(),
+        "ack_ms": summarize(ms(acks)),
         "request_errors": list(load.errors),
     }
     load.errors.clear()
@@ -168,8 +181,7 @@ async def _segment(bench: Bench, load: Load, window: float, *, process: bool,
         for name, spy in spies:
             error = profiling.finish(spy, timeout=window + 60)
             path = profile_dir / f"profile-{name}.txt"
-            result["profiles"][name] = {"error": error} if error else {
-                **profiling.summarize_and_compress(path)}
+            result["profiles"][name] = {"error": error} if error else {**profiling.summarize_and_compress(path)}
     return result
 
 
@@ -185,8 +197,10 @@ async def _drain(bench: Bench, load: Load, timeout: float = 120) -> None:
 
 def _per_publish(segments: list[dict[str, Any]], process_name: str) -> dict[str, float | None]:
     done = sum(s["completed"] for s in segments)
-    cpu = {k: sum(s["cpu_s"].get(k, 0.0) for s in segments) for k in ("prefect_server", "postgres", process_name,
-                                                                        "control-plane")}
+    cpu = {
+        k: sum(s["cpu_s"].get(k, 0.0) for s in segments)
+        for k in ("prefect_server", "postgres", process_name, "control-plane")
+    }
     return {f"{k}_cpu_s": (v / done if done else None) for k, v in cpu.items()}
 
 
@@ -205,10 +219,19 @@ async def run(bench: Bench) -> dict[str, Any]:
     segments = max(1, p.throughput_segments)
     inline = bench.profile_server and p.profile_inline
     for i in range(segments):
-        bench.log(f"  segment {i}: Pressroom runtime worker, {p.throughput_window / segments:.0f} s"
-                  + (" (py-spy on the Prefect server and worker)" if inline and i == 0 else ""))
-        pressroom.append(await _segment(bench, pload, p.throughput_window / segments, process=False,
-                                        profile_dir=bench.out if inline and i == 0 else None))
+        bench.log(
+            f"  segment {i}: Pressroom runtime worker, {p.throughput_window / segments:.0f} s"
+            + (" (py-spy on the Prefect server and worker)" if inline and i == 0 else "")
+        )
+        pressroom.append(
+            await _segment(
+                bench,
+                pload,
+                p.throughput_window / segments,
+                process=False,
+                profile_dir=bench.out if inline and i == 0 else None,
+            )
+        )
         if inline and i == 0:
             profiled = {"profiles": pressroom[-1].pop("profiles"), "inline": True}
         bench.log(f"    {pressroom[-1]['completed']} publishes ({pressroom[-1]['per_minute']:.1f}/min)")
@@ -224,8 +247,9 @@ async def run(bench: Bench) -> dict[str, Any]:
         bench.log(f"    {process[-1]['completed']} runs ({process[-1]['per_minute']:.1f}/min)")
 
     if bench.profile_server and not inline:
-        bench.log(f"  profile segment (not counted): py-spy on the Prefect server and worker, "
-                  f"{p.profile_seconds:.0f} s")
+        bench.log(
+            f"  profile segment (not counted): py-spy on the Prefect server and worker, {p.profile_seconds:.0f} s"
+        )
         profiled = await _segment(bench, pload, p.profile_seconds, process=False, profile_dir=bench.out)
         await _drain(bench, pload)
 
@@ -236,21 +260,32 @@ async def run(bench: Bench) -> dict[str, Any]:
     server_cpu = per_publish["prefect_server_cpu_s"]
     value = ratio(p_rate, b_rate)
     return {
-        "settings": {"tenants": p.throughput_tenants, "docs_per_tenant": DOCS_PER_TENANT,
-                     "pressroom_outstanding": PRESSROOM_OUTSTANDING, "process_outstanding": PROCESS_OUTSTANDING,
-                     "process_limit": PROCESS_LIMIT, "window_s": p.throughput_window,
-                     "baseline_window_s": p.throughput_baseline_window, "segments": segments,
-                     "load": "closed loop: edit + publish through the API, fixed number outstanding",
-                     "coalescing": "publishes of a tenant with two runs in flight wait and travel as one batch run"},
+        "settings": {
+            "tenants": p.throughput_tenants,
+            "docs_per_tenant": DOCS_PER_TENANT,
+            "pressroom_outstanding": PRESSROOM_OUTSTANDING,
+            "process_outstanding": PROCESS_OUTSTANDING,
+            "process_limit": PROCESS_LIMIT,
+            "window_s": p.throughput_window,
+            "baseline_window_s": p.throughput_baseline_window,
+            "segments": segments,
+            "load": "closed loop: edit + publish through the API, fixed number outstanding",
+            "coalescing": "publishes of a tenant with two runs in flight wait and travel as one batch run",
+        },
         "segments": {"pressroom": pressroom, "process_worker": process},
         "per_minute": {"pressroom": p_rate, "process_worker": b_rate},
         "per_second": {"pressroom": p_rate / 60.0, "process_worker": b_rate / 60.0},
         "cpu_per_publish_s": {"pressroom": per_publish, "process_worker": per_run_process},
         "profile": profiled,
         "ratios": {"pressroom_over_process_worker": value},
-        "headline": {"metric": "publishes/min, Pressroom / process worker", "value": value,
-                     "pressroom": p_rate, "baseline": b_rate, "unit": "/min",
-                     "second": {"metric": "Prefect-server CPU-s per publish", "value": server_cpu}},
+        "headline": {
+            "metric": "publishes/min, Pressroom / process worker",
+            "value": value,
+            "pressroom": p_rate,
+            "baseline": b_rate,
+            "unit": "/min",
+            "second": {"metric": "Prefect-server CPU-s per publish", "value": server_cpu},
+        },
         "targets": [
             target("≥ 4× the process worker", value, ">=", 4.0, "×"),
             target("Prefect-server CPU ≤ 0.25 s per publish", server_cpu, "<=", 0.25, "CPU-s"),

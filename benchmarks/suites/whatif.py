@@ -56,8 +56,9 @@ async def _purge_micro(bench: Bench, samples: int) -> dict[str, Any]:
     return {k: summarize(ms(v)) for k, v in timings.items()}
 
 
-async def _variant_round(bench: Bench, variant: str, tenant: Any, doc: dict[str, Any], count: int,
-                         settings: Any, factory: Any) -> dict[str, Any]:
+async def _variant_round(
+    bench: Bench, variant: str, tenant: Any, doc: dict[str, Any], count: int, settings: Any, factory: Any
+) -> dict[str, Any]:
     from prefect.context import AsyncClientContext, SyncClientContext
 
     from dispatch.prefect_gateway import PrefectGateway
@@ -97,8 +98,11 @@ async def _variant_round(bench: Bench, variant: str, tenant: Any, doc: dict[str,
     finally:
         stop.set()
         await asyncio.wait_for(running, timeout=60)
-    return {"latencies": latencies, "worker_cpu_s_per_publish": worker_cpu / count,
-            "server_cpu_s_per_publish": server.get("prefect_server", 0.0) / count}
+    return {
+        "latencies": latencies,
+        "worker_cpu_s_per_publish": worker_cpu / count,
+        "server_cpu_s_per_publish": server.get("prefect_server", 0.0) / count,
+    }
 
 
 async def run(bench: Bench) -> dict[str, Any]:
@@ -112,16 +116,19 @@ async def run(bench: Bench) -> dict[str, Any]:
     per_round = 8 if bench.profile.name == "quick" else 15
     rounds = 2 if bench.profile.name == "quick" else 4
     micro = await _purge_micro(bench, 20)
-    bench.log(f"  one purge: client per call p50 {micro['client_per_call']['p50']:.1f} ms, "
-              f"long-lived client p50 {micro['long_lived_client']['p50']:.1f} ms")
+    bench.log(
+        f"  one purge: client per call p50 {micro['client_per_call']['p50']:.1f} ms, "
+        f"long-lived client p50 {micro['long_lived_client']['p50']:.1f} ms"
+    )
 
     tenant, [doc] = await bench.warm_tenant("whatif")
     bench.stop_worker()
     factory = WorkspaceFactory(RuntimeSettings.from_env())
     runtime.configure(factory)
     settings = DispatchSettings.from_env().model_copy(update={"poll_interval": 0.1})
-    results: dict[str, dict[str, list[float]]] = {v: {"latency": [], "worker_cpu": [], "server_cpu": []}
-                                                   for v in VARIANTS}
+    results: dict[str, dict[str, list[float]]] = {
+        v: {"latency": [], "worker_cpu": [], "server_cpu": []} for v in VARIANTS
+    }
     try:
         for r in range(rounds):
             for variant in VARIANTS if r % 2 == 0 else VARIANTS[::-1]:
@@ -129,29 +136,43 @@ async def run(bench: Bench) -> dict[str, Any]:
                 results[variant]["latency"] += out["latencies"]
                 results[variant]["worker_cpu"].append(out["worker_cpu_s_per_publish"])
                 results[variant]["server_cpu"].append(out["server_cpu_s_per_publish"])
-                bench.log(f"  round {r} {variant}: worker {out['worker_cpu_s_per_publish']:.3f} CPU-s/publish, "
-                          f"latency p50 {summarize(out['latencies'])['p50']:.2f} s")
+                bench.log(
+                    f"  round {r} {variant}: worker {out['worker_cpu_s_per_publish']:.3f} CPU-s/publish, "
+                    f"latency p50 {summarize(out['latencies'])['p50']:.2f} s"
+                )
     finally:
         await bench.start_worker()
 
-    summary = {v: {"latency_ms": summarize(ms(d["latency"])),
-                   "worker_cpu_s_per_publish": sum(d["worker_cpu"]) / len(d["worker_cpu"]),
-                   "server_cpu_s_per_publish": sum(d["server_cpu"]) / len(d["server_cpu"])}
-               for v, d in results.items()}
-    cpu_ratio = ratio(summary["client_contexts"]["worker_cpu_s_per_publish"],
-                      summary["as_is"]["worker_cpu_s_per_publish"])
+    summary = {
+        v: {
+            "latency_ms": summarize(ms(d["latency"])),
+            "worker_cpu_s_per_publish": sum(d["worker_cpu"]) / len(d["worker_cpu"]),
+            "server_cpu_s_per_publish": sum(d["server_cpu"]) / len(d["server_cpu"]),
+        }
+        for v, d in results.items()
+    }
+    cpu_ratio = ratio(
+        summary["client_contexts"]["worker_cpu_s_per_publish"], summary["as_is"]["worker_cpu_s_per_publish"]
+    )
     purge_ratio = ratio(micro["long_lived_client"]["p50"], micro["client_per_call"]["p50"])
     return {
-        "settings": {"variants": list(VARIANTS), "publishes_per_variant_round": per_round, "rounds": rounds,
-                     "worker": "RuntimeWorker in the harness process (poll 0.1 s)"},
+        "settings": {
+            "variants": list(VARIANTS),
+            "publishes_per_variant_round": per_round,
+            "rounds": rounds,
+            "worker": "RuntimeWorker in the harness process (poll 0.1 s)",
+        },
         "purge_call_ms": micro,
         "variants": summary,
         "raw": results,
-        "ratios": {"worker_cpu_contexts_over_as_is": cpu_ratio,
-                   "purge_call_long_lived_over_per_call": purge_ratio},
-        "headline": {"metric": "worker CPU per publish, in client contexts / as is", "value": cpu_ratio,
-                     "pressroom": summary["client_contexts"]["worker_cpu_s_per_publish"],
-                     "baseline": summary["as_is"]["worker_cpu_s_per_publish"], "unit": "CPU-s",
-                     "second": {"metric": "one PURGE, long-lived client / client per call", "value": purge_ratio}},
+        "ratios": {"worker_cpu_contexts_over_as_is": cpu_ratio, "purge_call_long_lived_over_per_call": purge_ratio},
+        "headline": {
+            "metric": "worker CPU per publish, in client contexts / as is",
+            "value": cpu_ratio,
+            "pressroom": summary["client_contexts"]["worker_cpu_s_per_publish"],
+            "baseline": summary["as_is"]["worker_cpu_s_per_publish"],
+            "unit": "CPU-s",
+            "second": {"metric": "one PURGE, long-lived client / client per call", "value": purge_ratio},
+        },
         "targets": [],
     }

@@ -59,20 +59,31 @@ async def run(bench: Bench) -> dict[str, Any]:
     a_rate = (end_counts.get("succeeded", 0) - start_counts.get("succeeded", 0)) / (time.monotonic() - t0)
 
     await prefect_side.pause_tenant_queues(bench.prefect, [a.slug])
-    deleted = await bench.best_effort("deleting A's leftover runs", prefect_side.delete_scheduled_of_tags(
-        bench.stack.prefect_api_url, [f"tenant:{a.slug}"]))
+    deleted = await bench.best_effort(
+        "deleting A's leftover runs",
+        prefect_side.delete_scheduled_of_tags(bench.stack.prefect_api_url, [f"tenant:{a.slug}"]),
+    )
     unloaded = summarize(ms([s["latency_s"] for s in samples["unloaded"]]))
     loaded = summarize(ms([s["latency_s"] for s in samples["loaded"]]))
     value = ratio(loaded["p50"], unloaded["p50"])
     return {
-        "settings": {"queue_concurrency_limit": QUEUE_LIMIT, "flood": p.fairness_flood,
-                     "samples_each": p.fairness_samples, "timeout_s": p.fairness_timeout},
+        "settings": {
+            "queue_concurrency_limit": QUEUE_LIMIT,
+            "flood": p.fairness_flood,
+            "samples_each": p.fairness_samples,
+            "timeout_s": p.fairness_timeout,
+        },
         "samples": samples,
         "summary_ms": {"unloaded": unloaded, "loaded": loaded},
         "a_publishes_per_s_while_limited": a_rate,
         "cleanup": {"a_runs_deleted": deleted},
         "ratios": {"loaded_over_unloaded_p50": value},
-        "headline": {"metric": f"B loaded / unloaded p50, tenant queues limited to {QUEUE_LIMIT}",
-                     "value": value, "pressroom": loaded["p50"], "baseline": unloaded["p50"], "unit": "ms"},
+        "headline": {
+            "metric": f"B loaded / unloaded p50, tenant queues limited to {QUEUE_LIMIT}",
+            "value": value,
+            "pressroom": loaded["p50"],
+            "baseline": unloaded["p50"],
+            "unit": "ms",
+        },
         "targets": [],
     }

@@ -7,7 +7,7 @@ import hmac
 import secrets
 
 from sqlalchemy import Engine
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from control_plane.auth.principals import Principal
 from control_plane.db.models import ApiToken, Membership, Tenant, User
@@ -28,7 +28,7 @@ def _principal(session: Session, row: ApiToken) -> Principal | None:
         return Principal(token_id=row.id, kind="operator")
     membership = session.exec(
         select(Membership, Tenant)
-        .join(Tenant, Tenant.id == Membership.tenant_id)
+        .join(Tenant, col(Tenant.id) == col(Membership.tenant_id))
         .where(Membership.user_id == row.user_id, Membership.tenant_id == row.tenant_id)
     ).first()
     if membership is None:
@@ -86,8 +86,13 @@ def new_operator_token(session: Session, label: str = "") -> tuple[str, ApiToken
 def new_member_token(session: Session, tenant: Tenant, role: str, *, name: str = "") -> tuple[str, ApiToken]:
     """Add a user with ``role`` in ``tenant`` and a token for them to ``session``; the token is returned once."""
     if role not in MEMBER_ROLES:
-        raise BadRequest("role is owner, editor or viewer.", details={"role": role, "allowed": list(MEMBER_ROLES)},
-                         code="invalid_role")
+        raise BadRequest(
+            "role is owner, editor or viewer.",
+            details={"role": role, "allowed": list(MEMBER_ROLES)},
+            code="invalid_role",
+        )
+    if tenant.id is None:
+        raise ValueError("the tenant has no row yet")
     token = "prt_" + secrets.token_urlsafe(32)
     user = User(name=name or f"{tenant.slug} {role}")
     session.add(user)

@@ -1,9 +1,9 @@
 """The ``pressroom`` command: run the stack, its servers and worker, and operate tenants.
 
-    common.py      the Typer app, console, settings, services, the CLI's operator principal
-    servers.py     up, serve, site, worker, migrate
-    tenants.py     tenants list|create, operator-token (audited operator writes)
-    operations.py  operations list|retry, runs describe
+common.py      the Typer app, console, settings, services, the CLI's operator principal
+servers.py     up, serve, site, worker, migrate
+tenants.py     tenants list|create, operator-token (audited operator writes)
+operations.py  operations list|retry, runs describe
 """
 
 from __future__ import annotations

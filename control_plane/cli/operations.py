@@ -52,8 +52,12 @@ def list_operations(
 
 
 @operations_app.command("retry")
-def retry(tenant: str, operation_id: str, wait: Annotated[bool, typer.Option(help="Follow it to the end.")] = True,
-          timeout: Annotated[float, typer.Option()] = 300) -> None:
+def retry(
+    tenant: str,
+    operation_id: str,
+    wait: Annotated[bool, typer.Option(help="Follow it to the end.")] = True,
+    timeout: Annotated[float, typer.Option()] = 300,
+) -> None:
     """Replay a failed or dead operation; completed steps are not redone."""
     room = services()
     outcome = room.operations.retry(CLI_OPERATOR, tenant, operation_id)
@@ -67,15 +71,19 @@ def follow(room: Services, tenant: str, operation_ids: list[str], timeout: float
     """Show a progress bar until every operation is final (or the timeout passes)."""
     statuses: dict[str, str] = {}
     deadline = time.monotonic() + timeout
-    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                  TimeElapsedColumn(), console=console) as progress:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+        console=console,
+    ) as progress:
         bar = progress.add_task(f"{tenant}: delivering", total=len(operation_ids))
         while time.monotonic() < deadline:
             current = [_operation(room, tenant, op) for op in operation_ids]
             statuses = {op["id"]: op["status"] for op in current}
             done = sum(settled(op["status"], op["next_attempt_at"]) for op in current)
-            progress.update(bar, completed=done,
-                            description=f"{tenant}: " + ", ".join(sorted(set(statuses.values()))))
+            progress.update(bar, completed=done, description=f"{tenant}: " + ", ".join(sorted(set(statuses.values()))))
             if done == len(operation_ids):
                 break
             time.sleep(0.5)
@@ -83,8 +91,11 @@ def follow(room: Services, tenant: str, operation_ids: list[str], timeout: float
 
 
 @runs_app.command("describe")
-def describe(tenant: str, operation_id: str,
-             as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False) -> None:
+def describe(
+    tenant: str,
+    operation_id: str,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
     """An operation, its attempts and its Prefect flow run (state, queue, tags, link)."""
     room = services()
     operation = _operation(room, tenant, operation_id)
@@ -99,14 +110,21 @@ def describe(tenant: str, operation_id: str,
         console.print(f"error: {operation['error']['code']}: {operation['error']['message']}")
     table = Table("attempt", "started", "finished", "step", "error")
     for attempt in operation["attempts"]:
-        table.add_row(str(attempt["number"]), str(attempt["started_at"]), str(attempt["finished_at"] or ""),
-                      attempt["step"] or "", (attempt["error"] or "")[:80])
+        table.add_row(
+            str(attempt["number"]),
+            str(attempt["started_at"]),
+            str(attempt["finished_at"] or ""),
+            attempt["step"] or "",
+            (attempt["error"] or "")[:80],
+        )
     console.print(table)
     if run is None:
         console.print("flow run: not sent yet" + (f" ({operation['send_error']})" if operation["send_error"] else ""))
     else:
-        console.print(f"flow run: {run['name']}  state={run['state']}  queue={run['work_queue_name']}  "
-                      f"tags={','.join(run['tags'])}\n  {operation['run_url']}")
+        console.print(
+            f"flow run: {run['name']}  state={run['state']}  queue={run['work_queue_name']}  "
+            f"tags={','.join(run['tags'])}\n  {operation['run_url']}"
+        )
 
 
 async def _read_run(room: Services, flow_run_id: str) -> dict[str, Any] | None:
@@ -114,9 +132,15 @@ async def _read_run(room: Services, flow_run_id: str) -> dict[str, Any] | None:
         run = await room.prefect.read_run(flow_run_id)
         if run is None:
             return {"id": flow_run_id, "name": "?", "state": "unknown to Prefect", "work_queue_name": "?", "tags": []}
-        return {"id": run.id, "name": run.name, "state": run.state_name, "work_queue_name": run.work_queue_name,
-                "tags": list(run.tags), "expected_start_time": run.expected_start_time,
-                "total_run_time": run.total_run_time_seconds}
+        return {
+            "id": run.id,
+            "name": run.name,
+            "state": run.state_name,
+            "work_queue_name": run.work_queue_name,
+            "tags": list(run.tags),
+            "expected_start_time": run.expected_start_time,
+            "total_run_time": run.total_run_time_seconds,
+        }
     except Exception as exc:
         return {"id": flow_run_id, "name": "?", "state": f"unreachable ({exc})", "work_queue_name": "?", "tags": []}
     finally:

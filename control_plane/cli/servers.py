@@ -13,11 +13,16 @@ from control_plane.cli.common import app, console, logging_from, settings_from_e
 if TYPE_CHECKING:
     from tenant_runtime.workspace.open import TenantMigration
 
+
 @app.command()
 def up(
     seed: Annotated[bool, typer.Option(help="Create and seed the example tenant.")] = True,
-    wait: Annotated[bool, typer.Option(help="Keep running (supervised) until stopped; --no-wait stops again "
-                                            "once everything is up, a smoke check.")] = True,
+    wait: Annotated[
+        bool,
+        typer.Option(
+            help="Keep running (supervised) until stopped; --no-wait stops again once everything is up, a smoke check."
+        ),
+    ] = True,
 ) -> None:
     """Start the whole local stack (Prefect + UI, control plane, site, worker), supervised; seed `example`.
 
@@ -44,8 +49,13 @@ def serve(
 
     settings = settings_from_env()
     logging_from(settings)
-    uvicorn.run(create_app(settings), host=host or settings.control_plane.host,
-                port=port or settings.control_plane.port, log_level="warning", access_log=False)
+    uvicorn.run(
+        create_app(settings),
+        host=host or settings.control_plane.host,
+        port=port or settings.control_plane.port,
+        log_level="warning",
+        access_log=False,
+    )
 
 
 @app.command()
@@ -59,8 +69,13 @@ def site(
 
     settings = settings_from_env()
     logging_from(settings)
-    uvicorn.run(create_site_asgi(settings), host=host or settings.control_plane.site_host,
-                port=port or settings.control_plane.site_port, log_level="warning", access_log=False)
+    uvicorn.run(
+        create_site_asgi(settings),
+        host=host or settings.control_plane.site_host,
+        port=port or settings.control_plane.site_port,
+        log_level="warning",
+        access_log=False,
+    )
 
 
 @app.command()
@@ -84,8 +99,9 @@ def worker(
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
         async with PrefectGateway(settings.dispatch) as gateway:
-            await RuntimeWorker(settings.dispatch, factory, gateway,
-                                tenants=frozenset(tenant) if tenant else None).run(stop)
+            await RuntimeWorker(settings.dispatch, factory, gateway, tenants=frozenset(tenant) if tenant else None).run(
+                stop
+            )
 
     asyncio.run(main())
 
@@ -111,12 +127,11 @@ def migrate() -> None:
                 failed.append(outcome.tenant)
                 console.print(f"[red]{outcome.tenant}: {outcome.error}[/red]")
             elif outcome.result is not None and outcome.result.upgraded:
-                console.print(f"{outcome.tenant}: {outcome.result.from_revision or 'unversioned'} → "
-                              f"{outcome.result.to_revision}")
+                console.print(
+                    f"{outcome.tenant}: {outcome.result.from_revision or 'unversioned'} → {outcome.result.to_revision}"
+                )
 
         outcomes = migrate_workspaces(settings.runtime, report)
     console.print(f"{len(outcomes) - len(failed)} of {len(outcomes)} tenant workspaces are up to date")
     if failed:
         raise typer.Exit(1)
-
-

@@ -8,11 +8,11 @@ from typing import Any
 from litestar import Controller, Request, Response, get, post
 from litestar.datastructures import ResponseHeader
 
+from control_plane.auth import Principal
+from control_plane.container import Services
 from control_plane.dashboard.forms import FormData, text
 from control_plane.dashboard.session import sign_in
 from control_plane.dashboard.views import notice, page, see_other, url
-from control_plane.auth import Principal
-from control_plane.container import Services
 from tenant_runtime.errors import Unauthorized
 
 _CSS = files("control_plane.dashboard").joinpath("static/dashboard.css").read_text(encoding="utf-8")
@@ -55,8 +55,12 @@ class AuthPages(Controller):
             return see_other(url("sites", signed_in.tenant_slug))
         return page(request, "sites.html", principal=signed_in, tenants=services.tenants.list())
 
-    @get("/static/dashboard.css", media_type="text/css", opt={"skip_session": True},
-         response_headers=[ResponseHeader(name="Cache-Control", value="public, max-age=3600")])
+    @get(
+        "/static/dashboard.css",
+        media_type="text/css",
+        opt={"skip_session": True},
+        response_headers=[ResponseHeader(name="Cache-Control", value="public, max-age=3600")],
+    )
     async def stylesheet(self) -> str:
         """The one stylesheet (served from the package: the dashboard works offline)."""
         return _CSS

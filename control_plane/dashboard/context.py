@@ -42,8 +42,13 @@ def site_for(services: Services, principal: Principal, tenant: str) -> Site:
     """The site ``tenant`` as ``principal`` sees it; another tenant's site is NotFound."""
     actor = principal.tenant_actor(tenant)
     row = services.tenants.get(tenant)
-    return Site(slug=row.slug, name=row.name, status=row.status, permissions=actor.permissions,
-                public_url=f"{services.settings.runtime.site_url}/{row.slug}")
+    return Site(
+        slug=row.slug,
+        name=row.name,
+        status=row.status,
+        permissions=actor.permissions,
+        public_url=f"{services.settings.runtime.site_url}/{row.slug}",
+    )
 
 
 __all__ = ["Site", "provide_signed_in", "site_for"]

@@ -13,9 +13,9 @@ import structlog
 from litestar import MediaType, Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 
-from control_plane.http.errors import HTTP_CODES
 from control_plane.dashboard.security import SECURITY_HEADERS
 from control_plane.dashboard.views import error_page, see_other, url
+from control_plane.http.errors import HTTP_CODES
 from tenant_runtime.errors import PressroomError, Unauthorized
 
 log = structlog.get_logger("pressroom.dashboard")
@@ -32,13 +32,23 @@ def _wants_json(request: Request[Any, Any, Any]) -> bool:
     return "application/json" in accept and "text/html" not in accept
 
 
-def _answer(request: Request[Any, Any, Any], status: int, code: str, message: str,
-            details: dict[str, Any] | None = None, headers: dict[str, str] | None = None) -> Response[Any]:
+def _answer(
+    request: Request[Any, Any, Any],
+    status: int,
+    code: str,
+    message: str,
+    details: dict[str, Any] | None = None,
+    headers: dict[str, str] | None = None,
+) -> Response[Any]:
     # Responses built here skip the router's response headers, so they carry them explicitly.
     headers = {**SECURITY_HEADERS, **(headers or {})}
     if _wants_json(request):
-        return Response({"error": {"code": code, "message": message, "details": details or {}}},
-                        status_code=status, media_type=MediaType.JSON, headers=headers)
+        return Response(
+            {"error": {"code": code, "message": message, "details": details or {}}},
+            status_code=status,
+            media_type=MediaType.JSON,
+            headers=headers,
+        )
     response = error_page(status, code, message)
     response.headers.update(headers)
     return response

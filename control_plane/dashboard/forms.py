@@ -77,19 +77,28 @@ def _convert(values: dict[str, Any], schema: type[Any]) -> Any:
     except msgspec.ValidationError as exc:
         match = _FIELD_PATH.search(str(exc))
         field = match.group(1) if match else None
-        raise BadRequest(_FIELD_HELP.get(field or "", "The form is not valid."),
-                         details={"field": field}) from None
+        raise BadRequest(_FIELD_HELP.get(field or "", "The form is not valid."), details={"field": field}) from None
 
 
 def to_create(values: dict[str, str]) -> DocumentCreate:
     """A validated ``DocumentCreate``."""
-    return _convert(values, DocumentCreate)  # type: ignore[no-any-return]
+    return _convert(values, DocumentCreate)
 
 
 def to_update(values: dict[str, str], version: int | None) -> DocumentUpdate:
     """A validated ``DocumentUpdate`` against ``version``."""
-    return _convert({**values, "version": version}, DocumentUpdate)  # type: ignore[no-any-return]
+    return _convert({**values, "version": version}, DocumentUpdate)
 
 
-__all__ = ["DOCUMENT_FIELDS", "FormData", "checked", "document_values", "form_key", "new_form_key", "number",
-           "text", "to_create", "to_update"]
+__all__ = [
+    "DOCUMENT_FIELDS",
+    "FormData",
+    "checked",
+    "document_values",
+    "form_key",
+    "new_form_key",
+    "number",
+    "text",
+    "to_create",
+    "to_update",
+]

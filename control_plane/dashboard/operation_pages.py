@@ -25,17 +25,39 @@ class OperationPages(Controller):
     path = "/sites/{tenant:str}/operations"
 
     @get("/", sync_to_thread=True)
-    def operations(self, request: Request[Any, Any, Any], tenant: str, signed_in: Principal, services: Services,
-                   status: OperationStatus | None = None) -> Response[str]:
+    def operations(
+        self,
+        request: Request[Any, Any, Any],
+        tenant: str,
+        signed_in: Principal,
+        services: Services,
+        status: OperationStatus | None = None,
+    ) -> Response[str]:
         """Newest first; reload to follow a delivery."""
         rows = services.operations.list(signed_in, tenant, status=status, limit=_LIMIT)
-        return page(request, "operations.html", principal=signed_in, site=site_for(services, signed_in, tenant),
-                    rows=rows, status_filter=status, statuses=STATUSES, retryable=RETRYABLE, terminal=TERMINAL,
-                    new_form_key=new_form_key)
+        return page(
+            request,
+            "operations.html",
+            principal=signed_in,
+            site=site_for(services, signed_in, tenant),
+            rows=rows,
+            status_filter=status,
+            statuses=STATUSES,
+            retryable=RETRYABLE,
+            terminal=TERMINAL,
+            new_form_key=new_form_key,
+        )
 
     @post("/{operation_id:str}/retry", sync_to_thread=True)
-    def retry(self, request: Request[Any, Any, Any], tenant: str, operation_id: str, data: FormData,
-              signed_in: Principal, services: Services) -> Response[Any]:
+    def retry(
+        self,
+        request: Request[Any, Any, Any],
+        tenant: str,
+        operation_id: str,
+        data: FormData,
+        signed_in: Principal,
+        services: Services,
+    ) -> Response[Any]:
         """Replay a failed or dead operation; completed steps are not redone."""
         try:
             outcome = services.operations.retry(signed_in, tenant, operation_id, idempotency_key=form_key(data))

@@ -27,7 +27,7 @@ CSRF_FIELD = "csrf_token"
 # No script runs in the dashboard; previews may show authors' images from anywhere.
 SECURITY_HEADERS: dict[str, str] = {
     "Content-Security-Policy": "default-src 'none'; style-src 'self'; img-src 'self' https: http: data:; "
-                               "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
     "Referrer-Policy": "same-origin",
@@ -63,15 +63,21 @@ def check_same_origin(headers: Mapping[str, str]) -> None:
     host = (headers.get("host") or "").lower()
     origin = request_origin(headers)
     if not host or origin is None or origin != host:
-        raise CrossOrigin("This form was not sent from a dashboard page; reload the page and try again.",
-                          details={"origin": origin, "host": host})
+        raise CrossOrigin(
+            "This form was not sent from a dashboard page; reload the page and try again.",
+            details={"origin": origin, "host": host},
+        )
 
 
 def check_csrf(session: Mapping[str, Any], supplied: Any) -> None:
     """Refuse unless ``supplied`` is this session's CSRF token."""
     expected = session.get("csrf")
-    valid = (isinstance(expected, str) and bool(expected) and isinstance(supplied, str)
-             and hmac.compare_digest(expected.encode(), supplied.encode()))
+    valid = (
+        isinstance(expected, str)
+        and bool(expected)
+        and isinstance(supplied, str)
+        and hmac.compare_digest(expected.encode(), supplied.encode())
+    )
     if not valid:
         raise CsrfFailed("Your session has expired or the form is stale; reload the page and try again.")
 
@@ -86,5 +92,13 @@ async def protect_forms(connection: ASGIConnection[Any, Any, Any, Any], _: BaseR
     check_csrf(request.session, form.get(CSRF_FIELD))
 
 
-__all__ = ["CSRF_FIELD", "SECURITY_HEADERS", "CrossOrigin", "CsrfFailed", "check_csrf", "check_same_origin",
-           "protect_forms", "request_origin"]
+__all__ = [
+    "CSRF_FIELD",
+    "SECURITY_HEADERS",
+    "CrossOrigin",
+    "CsrfFailed",
+    "check_csrf",
+    "check_same_origin",
+    "protect_forms",
+    "request_origin",
+]

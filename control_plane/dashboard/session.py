@@ -36,9 +36,11 @@ def session_key(configured: SecretStr | None) -> bytes:
     """The 32-byte cookie key: SHA-256 of the configured secret, else random for this process."""
     if configured is not None:
         return hashlib.sha256(b"pressroom-dashboard-session\0" + configured.get_secret_value().encode()).digest()
-    log.warning("dashboard.session_secret_random",
-                message="PRESSROOM_SESSION_SECRET is not set: dashboard sign-ins end when this process restarts "
-                        "and are not shared between replicas.")
+    log.warning(
+        "dashboard.session_secret_random",
+        message="PRESSROOM_SESSION_SECRET is not set: dashboard sign-ins end when this process restarts "
+        "and are not shared between replicas.",
+    )
     return secrets.token_bytes(32)
 
 
@@ -81,8 +83,7 @@ def csrf_token(session: dict[str, Any]) -> str:
 def sign_in(session: dict[str, Any], token_id: str) -> None:
     """Start a fresh session for ``token_id``: new CSRF token, nothing carried over."""
     session.clear()
-    session.update({"token_id": token_id, "signed_in_at": int(time.time()),
-                    "csrf": secrets.token_urlsafe(32)})
+    session.update({"token_id": token_id, "signed_in_at": int(time.time()), "csrf": secrets.token_urlsafe(32)})
 
 
 def signed_in_token_id(session: dict[str, Any]) -> str | None:
@@ -97,7 +98,7 @@ def signed_in_token_id(session: dict[str, Any]) -> str | None:
 
 def flash(session: dict[str, Any], level: str, message: str, code: str | None = None) -> None:
     """Queue a message for the next page this session sees."""
-    queued = list(session.get("flash") or [])[-(_MAX_FLASHES - 1):]
+    queued = list(session.get("flash") or [])[-(_MAX_FLASHES - 1) :]
     queued.append({"level": level, "message": message, "code": code})
     session["flash"] = queued
 
@@ -107,6 +108,15 @@ def take_flashes(session: dict[str, Any]) -> list[dict[str, Any]]:
     return list(session.pop("flash", None) or [])
 
 
-__all__ = ["COOKIE_NAME", "COOKIE_PATH", "csrf_token", "flash", "session_config", "session_key",
-           "session_middleware", "sign_in",
-           "signed_in_token_id", "take_flashes"]
+__all__ = [
+    "COOKIE_NAME",
+    "COOKIE_PATH",
+    "csrf_token",
+    "flash",
+    "session_config",
+    "session_key",
+    "session_middleware",
+    "sign_in",
+    "signed_in_token_id",
+    "take_flashes",
+]

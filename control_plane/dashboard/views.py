@@ -19,7 +19,7 @@ PREFIX = "/dashboard"
 FRIENDLY: dict[str, str] = {
     "confirmation_required": "Tick the confirmation box to go ahead: this changes the public site.",
     "version_conflict": "Someone saved this document after you opened it, so your change was not applied. "
-                        "Open the latest version and apply your edits again.",
+    "Open the latest version and apply your edits again.",
     "idempotency_key_reused": "This form was already sent with other values; reload the page and try again.",
 }
 
@@ -63,8 +63,14 @@ def notice(request: Request[Any, Any, Any], message: str) -> None:
     flash(request.session, "success", message)
 
 
-def page(request: Request[Any, Any, Any], template: str, *, status_code: int = 200,
-         errors: list[dict[str, Any]] | None = None, **context: Any) -> Response[str]:
+def page(
+    request: Request[Any, Any, Any],
+    template: str,
+    *,
+    status_code: int = 200,
+    errors: list[dict[str, Any]] | None = None,
+    **context: Any,
+) -> Response[str]:
     """Render ``dashboard/{template}`` with the session's CSRF token and queued messages."""
     context.setdefault("principal", None)
     context.setdefault("site", None)
@@ -80,7 +86,14 @@ def page(request: Request[Any, Any, Any], template: str, *, status_code: int = 2
 def error_page(status: int, code: str, message: str) -> Response[str]:
     """A standalone error page (no session: it may answer a request the session never reached)."""
     html = environment.get_template("dashboard/error.html").render(
-        status=status, code=code, message=message, url=url, principal=None, site=None, flashes=[], csrf_token="",
+        status=status,
+        code=code,
+        message=message,
+        url=url,
+        principal=None,
+        site=None,
+        flashes=[],
+        csrf_token="",
     )
     return Response(html, status_code=status, media_type=MediaType.HTML)
 
@@ -90,5 +103,14 @@ def see_other(path: str, *, background: BackgroundTask | None = None) -> Redirec
     return Redirect(path, status_code=303, background=background)
 
 
-__all__ = ["FRIENDLY", "environment", "error_message", "error_page", "flash_error", "notice", "page",
-           "see_other", "url"]
+__all__ = [
+    "FRIENDLY",
+    "environment",
+    "error_message",
+    "error_page",
+    "flash_error",
+    "notice",
+    "page",
+    "see_other",
+    "url",
+]

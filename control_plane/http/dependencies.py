@@ -15,12 +15,12 @@ _PRINCIPAL = "pressroom.principal"
 
 
 def provide_services(state: State) -> Services:
-    return state.services  # type: ignore[no-any-return]
+    return state.services
 
 
 def principal_of(connection: ASGIConnection[Any, Any, Any, Any]) -> Principal:
     """The bearer token's principal, resolved once per request (guards and handlers share it)."""
-    cached = connection.scope.get(_PRINCIPAL)  # type: ignore[call-overload]
+    cached = connection.scope.get(_PRINCIPAL)
     if isinstance(cached, Principal):
         return cached
     services: Services = connection.app.state.services

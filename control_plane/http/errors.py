@@ -14,7 +14,7 @@ from litestar import Litestar, MediaType, Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.handlers import HTTPRouteHandler
 from litestar.openapi.datastructures import ResponseSpec
-from litestar.openapi.spec import SecurityScheme
+from litestar.openapi.spec import Reference, SecurityScheme
 from litestar.routes import HTTPRoute
 
 from control_plane.http.schemas import ErrorBody
@@ -37,8 +37,9 @@ HTTP_CODES = {
 }
 
 
-def _error(status: int, code: str, message: str, details: dict[str, Any] | None = None,
-           headers: dict[str, str] | None = None) -> Response[dict[str, Any]]:
+def _error(
+    status: int, code: str, message: str, details: dict[str, Any] | None = None, headers: dict[str, str] | None = None
+) -> Response[dict[str, Any]]:
     return Response(
         {"error": {"code": code, "message": message, "details": details or {}}},
         status_code=status,
@@ -69,8 +70,9 @@ def http_error(_: Request[Any, Any, Any], exc: HTTPException) -> Response[dict[s
         return _error(status, "unavailable" if status == 503 else "internal_error", "The server could not answer.")
     # Keep the exception's headers: a 405 must say which methods are allowed (RFC 9110 `Allow`).
     headers = dict(exc.headers) if exc.headers else None
-    return _error(status, HTTP_CODES.get(status, "invalid_request"), exc.detail or "The request is not valid.",
-                  headers=headers)
+    return _error(
+        status, HTTP_CODES.get(status, "invalid_request"), exc.detail or "The request is not valid.", headers=headers
+    )
 
 
 def unexpected_error(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
@@ -87,9 +89,10 @@ EXCEPTION_HANDLERS: dict[Any, Any] = {
 
 
 BEARER = "bearer"
-SECURITY_SCHEMES = {
-    BEARER: SecurityScheme(type="http", scheme="bearer",
-                           description="An operator token, or a member token of one tenant with a role."),
+SECURITY_SCHEMES: dict[str, SecurityScheme | Reference] = {
+    BEARER: SecurityScheme(
+        type="http", scheme="bearer", description="An operator token, or a member token of one tenant with a role."
+    ),
 }
 _DESCRIPTIONS = {
     400: "Invalid request (bad JSON, a field out of range, a missing confirmation)",

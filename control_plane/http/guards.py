@@ -41,7 +41,7 @@ async def decode_strictly(connection: ASGIConnection[Any, Any, Any, Any], handle
     """
     if not connection.scope["path"].startswith(JSON_API_PREFIXES) or connection.scope.get("method") == "GET":
         return
-    parameter = handler.parsed_fn_signature.parameters.get("data")  # type: ignore[attr-defined]
+    parameter = handler.parsed_fn_signature.parameters.get("data")
     if parameter is None:
         return
     body = await Request(connection.scope, connection.receive).body()
@@ -52,8 +52,10 @@ async def decode_strictly(connection: ASGIConnection[Any, Any, Any, Any], handle
     except msgspec.ValidationError as exc:
         message, _, path = str(exc).partition(" - at `$.")
         key = path.rstrip("`").split(".")[0].split("[")[0] if path else "body"
-        raise ValidationException(detail=f"Validation failed for POST {connection.scope['path']}",
-                                  extra=[{"message": message, "key": key, "source": "body"}]) from None
+        raise ValidationException(
+            detail=f"Validation failed for POST {connection.scope['path']}",
+            extra=[{"message": message, "key": key, "source": "body"}],
+        ) from None
     except msgspec.DecodeError:
         return  # malformed JSON: Litestar's own decoding answers it
 

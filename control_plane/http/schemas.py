@@ -70,5 +70,16 @@ class StrictStructSchemaPlugin(StructSchemaPlugin):
         return schema
 
 
-__all__ = ["VISIBLE_TEXT", "Accepted", "Body", "ConfirmRequest", "ErrorBody", "ErrorDetail", "Slug",
-           "StrictStructSchemaPlugin", "Title", "Version", "reject_control"]
+__all__ = [
+    "VISIBLE_TEXT",
+    "Accepted",
+    "Body",
+    "ConfirmRequest",
+    "ErrorBody",
+    "ErrorDetail",
+    "Slug",
+    "StrictStructSchemaPlugin",
+    "Title",
+    "Version",
+    "reject_control",
+]

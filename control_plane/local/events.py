@@ -7,6 +7,7 @@ never mix with whatever the process logs elsewhere.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -19,10 +20,8 @@ __all__ = ["EventLog", "stderr_line"]
 
 def stderr_line(message: str) -> None:
     """Print one line to stderr; a closed terminal (after SIGHUP) must not break a stop."""
-    try:
+    with contextlib.suppress(OSError, ValueError):
         print(message, file=sys.stderr, flush=True)
-    except (OSError, ValueError):
-        pass
 
 
 class EventLog:
@@ -47,10 +46,8 @@ class EventLog:
     def emit(self, event: str, message: str, *, level: str = "info", **fields: object) -> None:
         """Record ``event`` with ``fields`` as a JSON line and show ``message`` on the console."""
         if self._logger is not None:
-            try:
+            with contextlib.suppress(OSError, ValueError):
                 getattr(self._logger, level)(event, message=message, **fields)
-            except (OSError, ValueError):
-                pass
         self._console(message)
 
     def say(self, message: str) -> None:

@@ -33,8 +33,9 @@ def ensure_example_tenant(
         if created.status_code not in (201, 409):
             raise LocalServerError(f"could not create the example tenant: {created.status_code} {created.text}")
         if tenant_token is not None:
-            check = http.get(f"/api/tenants/{EXAMPLE_TENANT}/documents",
-                             headers={"Authorization": f"Bearer {tenant_token}"})
+            check = http.get(
+                f"/api/tenants/{EXAMPLE_TENANT}/documents", headers={"Authorization": f"Bearer {tenant_token}"}
+            )
             if check.status_code != 200:
                 tenant_token = None
         if tenant_token is None:
@@ -50,13 +51,13 @@ def ensure_example_tenant(
     return tenant_token
 
 
-def _wait_operations(http: httpx.Client, token: str, say: Callable[[str], None],
-                     pause: Callable[[float], None]) -> None:
+def _wait_operations(
+    http: httpx.Client, token: str, say: Callable[[str], None], pause: Callable[[float], None]
+) -> None:
     deadline = time.monotonic() + _SEED_WAIT_S
     last = ""
     while time.monotonic() < deadline:
-        ops = http.get(f"/api/tenants/{EXAMPLE_TENANT}/operations",
-                       headers={"Authorization": f"Bearer {token}"}).json()
+        ops = http.get(f"/api/tenants/{EXAMPLE_TENANT}/operations", headers={"Authorization": f"Bearer {token}"}).json()
         counts: dict[str, int] = {}
         for op in ops:
             counts[op["status"]] = counts.get(op["status"], 0) + 1

@@ -79,9 +79,7 @@ def first_untraversable(path: Path, user: OsUser) -> Path | None:
     return None
 
 
-def run_as_prefix(
-    user: OsUser, targets: list[Path], *, death_signal: signal.Signals | None, probe: Path
-) -> list[str]:
+def run_as_prefix(user: OsUser, targets: list[Path], *, death_signal: signal.Signals | None, probe: Path) -> list[str]:
     """``setpriv …`` that runs a command as ``user``, able to reach every path in ``targets``.
 
     ``death_signal`` is set again *after* the switch of user, which clears it. ``probe`` (a
@@ -92,8 +90,10 @@ def run_as_prefix(
     if blocked:
         _check_can_grant(user, blocked[0], setpriv)
     elif setpriv is None:
-        raise DataDirUnreachable("PostgreSQL refuses root, and running it as another user needs util-linux's "
-                                 "setpriv: install util-linux (apt-get install util-linux)")
+        raise DataDirUnreachable(
+            "PostgreSQL refuses root, and running it as another user needs util-linux's "
+            "setpriv: install util-linux (apt-get install util-linux)"
+        )
     assert setpriv is not None
     prefix = [setpriv, f"--reuid={user.uid}", f"--regid={user.gid}", "--init-groups"]
     if blocked:

@@ -118,10 +118,20 @@ class EmbeddedPostgres:
             self._chown_tree(self.data_dir)
         if (self.data_dir / "PG_VERSION").exists():
             return
-        argv = [*prefix, str(self.binary("initdb")), "--auth=trust", "--encoding=utf8", "--no-locale",
-                "-U", SUPERUSER, "-D", str(self.data_dir)]
-        result = subprocess.run(argv, check=False, cwd=self.data_dir, env=pg_child_env(),
-                                capture_output=True, text=True)
+        argv = [
+            *prefix,
+            str(self.binary("initdb")),
+            "--auth=trust",
+            "--encoding=utf8",
+            "--no-locale",
+            "-U",
+            SUPERUSER,
+            "-D",
+            str(self.data_dir),
+        ]
+        result = subprocess.run(
+            argv, check=False, cwd=self.data_dir, env=pg_child_env(), capture_output=True, text=True
+        )
         if result.returncode != 0:
             raise LocalServerError(f"initdb failed for {self.data_dir}:\n{result.stdout}{result.stderr}")
 
@@ -163,8 +173,18 @@ class EmbeddedPostgres:
         sockets.mkdir(mode=0o700, exist_ok=True)
         if self.user is not None:
             os.chown(sockets, self.user.uid, self.user.gid)
-        return [*self.launch_prefix(death_signal=death_signal), str(self.binary("postgres")), "-D", str(self.data_dir),
-                "-p", str(port), "-k", str(sockets), "-c", "listen_addresses=127.0.0.1"]
+        return [
+            *self.launch_prefix(death_signal=death_signal),
+            str(self.binary("postgres")),
+            "-D",
+            str(self.data_dir),
+            "-p",
+            str(port),
+            "-k",
+            str(sockets),
+            "-c",
+            "listen_addresses=127.0.0.1",
+        ]
 
     def ready(self, port: int) -> bool:
         """True once the postmaster accepts connections and the ``prefect`` database exists."""
@@ -204,7 +224,7 @@ def _spawn_postmaster(pg: EmbeddedPostgres, port: int) -> subprocess.Popen[bytes
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # a Ctrl-C meant for us must not reach the postmaster
-            preexec_fn=parent_death_signal(signal.SIGINT),  # noqa: PLW1509 - forked on the main thread only
+            preexec_fn=parent_death_signal(signal.SIGINT),
         )
 
 

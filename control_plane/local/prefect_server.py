@@ -23,8 +23,14 @@ from control_plane.local.errors import LocalServerError
 from control_plane.local.ports import free_port
 from control_plane.local.processes import parent_death_signal, signal_and_wait, tail
 
-__all__ = ["PrefectServerHandle", "http_ok", "prefect_env", "prefect_server_argv", "start_prefect_server",
-           "wait_healthy"]
+__all__ = [
+    "PrefectServerHandle",
+    "http_ok",
+    "prefect_env",
+    "prefect_server_argv",
+    "start_prefect_server",
+    "wait_healthy",
+]
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGKILL)
 _POLL = 0.1
@@ -121,7 +127,7 @@ def start_prefect_server(
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            preexec_fn=parent_death_signal(signal.SIGKILL),  # noqa: PLW1509 - forked on the main thread only
+            preexec_fn=parent_death_signal(signal.SIGKILL),
         )
     handle = PrefectServerHandle(api_url, ui_url, process.pid, log_path, process)
 

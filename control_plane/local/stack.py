@@ -102,16 +102,20 @@ class Stack:
         sup.events.say(f"starting Prefect server and UI on {PREFECT_HOST}:{cp.prefect_port}…")
         sup.start("prefect-server")
         sup.events.say("migrating the control-plane database…")
-        sup.run_once("migrate", [sys.executable, "-m", "control_plane.cli", "migrate"], env=env,
-                     log_path=self.logs_dir / "migrate.log", timeout=_MIGRATE_TIMEOUT_S)
+        sup.run_once(
+            "migrate",
+            [sys.executable, "-m", "control_plane.cli", "migrate"],
+            env=env,
+            log_path=self.logs_dir / "migrate.log",
+            timeout=_MIGRATE_TIMEOUT_S,
+        )
         sup.events.say("starting control plane, public site server and runtime worker…")
         sup.start("control-plane", "site", "worker")
 
         api, site = f"http://{cp.host}:{cp.port}", f"http://{cp.site_host}:{cp.site_port}"
         tenant_token = credentials.get("tenant_token")
         if seed:
-            tenant_token = ensure_example_tenant(api, operator_token, tenant_token, say=sup.events.say,
-                                                 pause=sup.pause)
+            tenant_token = ensure_example_tenant(api, operator_token, tenant_token, say=sup.events.say, pause=sup.pause)
         credentials = {
             "operator_token": operator_token,
             "tenant": EXAMPLE_TENANT,
@@ -127,8 +131,10 @@ class Stack:
             f"\nPressroom is up.\n  dashboard / API  {api}\n  public site      {site}/{EXAMPLE_TENANT}/\n"
             f"  Prefect UI       {self.prefect_ui_url}\n  credentials      {self.credentials_path}\n"
             f"  logs             {self.logs_dir}\nA crashed service is restarted. Press Ctrl-C to stop.",
-            pid=os.getpid(), children={name: sup.pid(name) for name in
-                                       ("postgres", "prefect-server", "control-plane", "site", "worker")},
+            pid=os.getpid(),
+            children={
+                name: sup.pid(name) for name in ("postgres", "prefect-server", "control-plane", "site", "worker")
+            },
         )
 
     def _specs(self, events: EventLog, env: dict[str, str]) -> list[ChildSpec]:
@@ -136,8 +142,10 @@ class Stack:
         pg = EmbeddedPostgres(self.data_dir / "prefect-pg")
         pg_port = free_port()  # kept for every restart: the Prefect server reconnects to the same URL
         api_url = f"{self.prefect_ui_url}/api"
-        server_env = {**os.environ, **prefect_env(api_url=api_url, home=self.data_dir / "prefect",
-                                                   database_url=pg.url(pg_port))}
+        server_env = {
+            **os.environ,
+            **prefect_env(api_url=api_url, home=self.data_dir / "prefect", database_url=pg.url(pg_port)),
+        }
         cli = [sys.executable, "-m", "control_plane.cli"]
         pg.prepare()  # initdb (first run) before the postmaster's argv puts its socket dir inside
 
@@ -152,17 +160,42 @@ class Stack:
             return lambda: http_ok(url, timeout=1)
 
         return [
-            ChildSpec("postgres", pg.postmaster_argv(pg_port), self.logs_dir / "postgres.log", env=pg_child_env(),
-                      cwd=pg.data_dir, ready=lambda: pg.ready(pg_port), prepare=prepare_postgres,
-                      stop_signals=PG_STOP_SIGNALS, stop_timeout=30, signal_group=False,
-                      death_signal=signal.SIGINT),
-            ChildSpec("prefect-server", prefect_server_argv(PREFECT_HOST, cp.prefect_port),
-                      self.logs_dir / "prefect-server.log", env=server_env, ready=url_ok(f"{api_url}/health"),
-                      ready_timeout=120, stop_timeout=20),
-            ChildSpec("control-plane", [*cli, "serve"], self.logs_dir / "control-plane.log", env=env,
-                      ready=url_ok(f"http://{cp.host}:{cp.port}/healthz")),
-            ChildSpec("site", [*cli, "site"], self.logs_dir / "site.log", env=env,
-                      ready=url_ok(f"http://{cp.site_host}:{cp.site_port}/healthz")),
+            ChildSpec(
+                "postgres",
+                pg.postmaster_argv(pg_port),
+                self.logs_dir / "postgres.log",
+                env=pg_child_env(),
+                cwd=pg.data_dir,
+                ready=lambda: pg.ready(pg_port),
+                prepare=prepare_postgres,
+                stop_signals=PG_STOP_SIGNALS,
+                stop_timeout=30,
+                signal_group=False,
+                death_signal=signal.SIGINT,
+            ),
+            ChildSpec(
+                "prefect-server",
+                prefect_server_argv(PREFECT_HOST, cp.prefect_port),
+                self.logs_dir / "prefect-server.log",
+                env=server_env,
+                ready=url_ok(f"{api_url}/health"),
+                ready_timeout=120,
+                stop_timeout=20,
+            ),
+            ChildSpec(
+                "control-plane",
+                [*cli, "serve"],
+                self.logs_dir / "control-plane.log",
+                env=env,
+                ready=url_ok(f"http://{cp.host}:{cp.port}/healthz"),
+            ),
+            ChildSpec(
+                "site",
+                [*cli, "site"],
+                self.logs_dir / "site.log",
+                env=env,
+                ready=url_ok(f"http://{cp.site_host}:{cp.site_port}/healthz"),
+            ),
             # The worker's own grace period for runs in flight is 25 s (PRESSROOM_SHUTDOWN_GRACE_SECONDS).
             ChildSpec("worker", [*cli, "worker"], self.logs_dir / "worker.log", env=env, stop_timeout=35),
         ]
@@ -171,13 +204,15 @@ class Stack:
         cp = self.settings.control_plane
         env = dict(os.environ)
         env.update(prefect_env(api_url=f"{self.prefect_ui_url}/api", home=self.data_dir / "prefect"))
-        env.update({
-            "PRESSROOM_DATA_DIR": str(self.data_dir),
-            "PRESSROOM_OPERATOR_TOKEN": operator_token,
-            "PRESSROOM_SITE_URL": f"http://{cp.site_host}:{cp.site_port}",
-            "PRESSROOM_PURGE_URL": f"http://{cp.site_host}:{cp.site_port}/",
-            "PRESSROOM_PREFECT_UI_URL": self.prefect_ui_url,
-        })
+        env.update(
+            {
+                "PRESSROOM_DATA_DIR": str(self.data_dir),
+                "PRESSROOM_OPERATOR_TOKEN": operator_token,
+                "PRESSROOM_SITE_URL": f"http://{cp.site_host}:{cp.site_port}",
+                "PRESSROOM_PURGE_URL": f"http://{cp.site_host}:{cp.site_port}/",
+                "PRESSROOM_PREFECT_UI_URL": self.prefect_ui_url,
+            }
+        )
         return env
 
     def _read_credentials(self) -> dict[str, Any]:
@@ -205,6 +240,10 @@ def _take_over_postmaster(pg: EmbeddedPostgres, pid: int, port: int, events: Eve
             f"{pg.data_dir} is in use by postmaster pid {pid} (port {port}), started by pid {parent.pid}: "
             f"{' '.join(parent.cmdline())} — stop that stack first"
         )
-    events.emit("postmaster_taken_over", f"stopping postmaster pid {pid} left running by an earlier run, "
-                f"to run it supervised", pid=pid, port=port)
+    events.emit(
+        "postmaster_taken_over",
+        f"stopping postmaster pid {pid} left running by an earlier run, to run it supervised",
+        pid=pid,
+        port=port,
+    )
     PostgresHandle("", pid, pg.data_dir).stop()

@@ -12,6 +12,7 @@ the children with it; that is why children are started from the main thread.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import signal
@@ -194,15 +195,21 @@ class Supervisor:
                     stdout=log,
                     stderr=subprocess.STDOUT,
                     start_new_session=True,  # a Ctrl-C meant for us reaches the child only through us
-                    preexec_fn=parent_death_signal(spec.death_signal),  # noqa: PLW1509 - forked on the main thread only
+                    preexec_fn=parent_death_signal(spec.death_signal),
                 )
         except OSError as exc:
             raise LocalServerError(f"cannot start {spec.name}: {exc}") from exc
         child.started_at = time.monotonic()
         child.ready_by = child.started_at + spec.ready_timeout
         child.state = "starting"
-        self.events.emit("child_started", f"{spec.name} started (pid {child.process.pid})", child=spec.name,
-                         pid=child.process.pid, attempt=child.attempt, argv=list(spec.argv))
+        self.events.emit(
+            "child_started",
+            f"{spec.name} started (pid {child.process.pid})",
+            child=spec.name,
+            pid=child.process.pid,
+            attempt=child.attempt,
+            argv=list(spec.argv),
+        )
         self._check_ready(child, child.started_at)
 
     def _check_ready(self, child: _Child, now: float) -> None:
@@ -210,12 +217,17 @@ class Supervisor:
         assert process is not None
         try:
             ready = spec.ready is None or spec.ready()
-        except Exception:  # noqa: BLE001 - a probe that errs means "not yet"
+        except Exception:
             ready = False
         if ready:
             child.state = "running"
-            self.events.emit("child_ready", f"{spec.name} is ready (pid {process.pid})", child=spec.name,
-                             pid=process.pid, seconds=round(now - child.started_at, 2))
+            self.events.emit(
+                "child_ready",
+                f"{spec.name} is ready (pid {process.pid})",
+                child=spec.name,
+                pid=process.pid,
+                seconds=round(now - child.started_at, 2),
+            )
         elif now > child.ready_by:
             signal_and_wait(process.pid, process, spec.stop_signals, spec.stop_timeout, group=spec.signal_group)
             self._crashed(child, f"not ready within {spec.ready_timeout:.0f} s")
@@ -235,8 +247,10 @@ class Supervisor:
             child.crashes.popleft()
         if len(child.crashes) >= self.policy.crash_limit:
             child.state = "stopped"
-            message = (f"{spec.name} crashed {len(child.crashes)} times within "
-                       f"{self.policy.crash_window:.0f} s (last: {status}); stopping everything")
+            message = (
+                f"{spec.name} crashed {len(child.crashes)} times within "
+                f"{self.policy.crash_window:.0f} s (last: {status}); stopping everything"
+            )
             self.events.emit("crash_loop", message, level="error", child=spec.name, pid=process.pid, status=status)
             raise CrashLoop(spec.name, message, tail(spec.log_path, self.policy.log_lines))
         child.attempt += 1
@@ -247,27 +261,36 @@ class Supervisor:
             "child_exited",
             f"{spec.name} (pid {process.pid}) exited with {status} after {uptime:.1f} s; "
             f"restarting in {delay:g} s (attempt {child.attempt})",
-            level="warning", child=spec.name, pid=process.pid, status=status, returncode=process.returncode,
-            uptime=round(uptime, 2), restart_in=delay, attempt=child.attempt,
+            level="warning",
+            child=spec.name,
+            pid=process.pid,
+            status=status,
+            returncode=process.returncode,
+            uptime=round(uptime, 2),
+            restart_in=delay,
+            attempt=child.attempt,
         )
 
     @staticmethod
     def _kill_group(pgid: int) -> None:
         # Helpers the child forked into its group must not outlive it.
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pgid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
 
-    def run_once(self, name: str, argv: Sequence[str], *, env: Mapping[str, str] | None, log_path: Path,
-                 timeout: float) -> None:
+    def run_once(
+        self, name: str, argv: Sequence[str], *, env: Mapping[str, str] | None, log_path: Path, timeout: float
+    ) -> None:
         """Run a one-off command (a migration) to its end, still supervising and honouring stops."""
         log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(log_path, "ab") as log:
             process = subprocess.Popen(
-                list(argv), env=dict(env) if env is not None else None, stdin=subprocess.DEVNULL, stdout=log,
-                stderr=subprocess.STDOUT, start_new_session=True,
-                preexec_fn=parent_death_signal(signal.SIGKILL),  # noqa: PLW1509 - forked on the main thread only
+                list(argv),
+                env=dict(env) if env is not None else None,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=parent_death_signal(signal.SIGKILL),
             )
         deadline = time.monotonic() + timeout
         try:
@@ -294,19 +317,34 @@ class Supervisor:
         if process is None:
             return
         if process.poll() is None:
-            self.events.emit("child_stopping", f"stopping {spec.name} (pid {process.pid})", child=spec.name,
-                             pid=process.pid, signal=spec.stop_signals[0].name)
+            self.events.emit(
+                "child_stopping",
+                f"stopping {spec.name} (pid {process.pid})",
+                child=spec.name,
+                pid=process.pid,
+                signal=spec.stop_signals[0].name,
+            )
             try:
                 signal_and_wait(process.pid, process, spec.stop_signals, spec.stop_timeout, group=spec.signal_group)
             except subprocess.TimeoutExpired:
-                self.events.emit("child_stuck", f"{spec.name} (pid {process.pid}) survived SIGKILL", level="error",
-                                 child=spec.name, pid=process.pid)
+                self.events.emit(
+                    "child_stuck",
+                    f"{spec.name} (pid {process.pid}) survived SIGKILL",
+                    level="error",
+                    child=spec.name,
+                    pid=process.pid,
+                )
                 return
         if spec.signal_group:
             self._kill_group(process.pid)
         child.process = None
-        self.events.emit("child_stopped", f"{spec.name} stopped ({describe_exit(process.returncode)})",
-                         child=spec.name, pid=process.pid, status=describe_exit(process.returncode))
+        self.events.emit(
+            "child_stopped",
+            f"{spec.name} stopped ({describe_exit(process.returncode)})",
+            child=spec.name,
+            pid=process.pid,
+            status=describe_exit(process.returncode),
+        )
 
 
 def run_supervised(supervisor: Supervisor, start: Callable[[Supervisor], None], *, stay: bool = True) -> int:
@@ -323,9 +361,13 @@ def run_supervised(supervisor: Supervisor, start: Callable[[Supervisor], None], 
         except CrashLoop as crash:
             events.say(f"last {supervisor.policy.log_lines} lines of {crash.child}'s log:\n{crash.log_tail}")
             status = 1
-        except Exception as exc:  # noqa: BLE001 - start-up failed: report it, stop what runs, exit non-zero
-            events.emit("start_failed", f"error ({getattr(exc, 'code', type(exc).__name__)}): {exc}",
-                        level="error", error=repr(exc))
+        except Exception as exc:
+            events.emit(
+                "start_failed",
+                f"error ({getattr(exc, 'code', type(exc).__name__)}): {exc}",
+                level="error",
+                error=repr(exc),
+            )
             status = 1
     events.emit("stopped", "every child is stopped", status=status)
     return status

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import builtins
+
 from control_plane.auth import Principal
 from control_plane.commands import Command, CommandGate
 from control_plane.db.models import Tenant
@@ -14,37 +16,57 @@ class OperationService:
         self.gate = gate
         self.runtime = runtime
 
-    def list(self, principal: Principal, tenant: str, *, status: str | None = None, limit: int = 100,
-             offset: int = 0) -> list[OperationOut]:
+    def list(
+        self, principal: Principal, tenant: str, *, status: str | None = None, limit: int = 100, offset: int = 0
+    ) -> list[OperationOut]:
         """Operations of the site, newest first."""
-        return self.runtime.operations(tenant, self.gate.reader(principal, tenant), status=status, limit=limit,
-                                       offset=offset)
+        return self.runtime.operations(
+            tenant, self.gate.reader(principal, tenant), status=status, limit=limit, offset=offset
+        )
 
     def get(self, principal: Principal, tenant: str, operation_id: str) -> OperationOut:
         """One operation with its attempts and a link to its Prefect run."""
         return self.runtime.operation(tenant, self.gate.reader(principal, tenant), operation_id)
 
-    def retry(self, principal: Principal, tenant: str, operation_id: str, *,
-              idempotency_key: str | None = None) -> CommandResult:
+    def retry(
+        self, principal: Principal, tenant: str, operation_id: str, *, idempotency_key: str | None = None
+    ) -> CommandResult:
         """Replay a failed or dead operation; completed steps are not redone."""
-        return self.gate.execute(principal, Command(tenant, "content.publish", f"operations.retry:{operation_id}",
-                                                    m.RetryOperation(operation_id=operation_id),
-                                                    idempotency_key=idempotency_key))
+        return self.gate.execute(
+            principal,
+            Command(
+                tenant,
+                "content.publish",
+                f"operations.retry:{operation_id}",
+                m.RetryOperation(operation_id=operation_id),
+                idempotency_key=idempotency_key,
+            ),
+        )
 
-    def cancel(self, principal: Principal, tenant: str, operation_id: str, *,
-               idempotency_key: str | None = None) -> CommandResult:
+    def cancel(
+        self, principal: Principal, tenant: str, operation_id: str, *, idempotency_key: str | None = None
+    ) -> CommandResult:
         """Cancel a scheduled operation; its run wakes and ends as a no-op."""
-        return self.gate.execute(principal, Command(tenant, "content.publish", f"operations.cancel:{operation_id}",
-                                                    m.CancelOperation(operation_id=operation_id),
-                                                    idempotency_key=idempotency_key))
+        return self.gate.execute(
+            principal,
+            Command(
+                tenant,
+                "content.publish",
+                f"operations.cancel:{operation_id}",
+                m.CancelOperation(operation_id=operation_id),
+                idempotency_key=idempotency_key,
+            ),
+        )
 
-    def across(self, principal: Principal, tenants: list[Tenant], *, status: str | None,
-               limit: int) -> list[OperationOut]:
+    def across(
+        self, principal: Principal, tenants: builtins.list[Tenant], *, status: str | None, limit: int
+    ) -> builtins.list[OperationOut]:
         """Operations of every tenant (an operator's view), newest first."""
-        found: list[OperationOut] = []
+        found: builtins.list[OperationOut] = []
         for tenant in tenants:
-            for operation in self.runtime.operations(tenant.slug, principal.actor_ref(tenant.slug), status=status,
-                                                     limit=limit):
+            for operation in self.runtime.operations(
+                tenant.slug, principal.actor_ref(tenant.slug), status=status, limit=limit
+            ):
                 operation.tenant = tenant.slug
                 found.append(operation)
         found.sort(key=lambda op: op.created_at, reverse=True)

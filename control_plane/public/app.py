@@ -11,18 +11,24 @@ from litestar.datastructures import State
 from litestar.handlers import HTTPRouteHandler
 
 from control_plane.http.errors import EXCEPTION_HANDLERS
-from control_plane.settings import Settings
 from control_plane.public import pages
+from control_plane.settings import Settings
 from tenant_runtime.edge import TaggedCache
 from tenant_runtime.edge.tagged_cache import CachedResponse
 from tenant_runtime.errors import NotFound
 from tenant_runtime.ids import DOCUMENT_SLUG, TENANT_SLUG
-from tenant_runtime.workspace import WorkspaceFactory
+from tenant_runtime.workspace import Workspace, WorkspaceFactory
 
 
 class SiteServer:
-    def __init__(self, factory: WorkspaceFactory, purge_secret: str = "", *, cache_enabled: bool = True,
-                 purge_networks: tuple[str, ...] = ("127.0.0.0/8", "::1/128")) -> None:
+    def __init__(
+        self,
+        factory: WorkspaceFactory,
+        purge_secret: str = "",
+        *,
+        cache_enabled: bool = True,
+        purge_networks: tuple[str, ...] = ("127.0.0.0/8", "::1/128"),
+    ) -> None:
         self.factory = factory
         self.cache = TaggedCache()
         self.purge_secret = purge_secret
@@ -54,18 +60,23 @@ class SiteServer:
             cached.body,
             status_code=cached.status,
             media_type=cached.content_type,
-            headers={"xkey": " ".join(cached.tags), "x-pressroom-source": source,
-                     "cache-control": "public, max-age=0, must-revalidate", **dict(cached.headers)},
+            headers={
+                "xkey": " ".join(cached.tags),
+                "x-pressroom-source": source,
+                "cache-control": "public, max-age=0, must-revalidate",
+                **dict(cached.headers),
+            },
         )
 
-    def workspace(self, tenant: str) -> Any:
+    def workspace(self, tenant: str) -> Workspace:
         if not TENANT_SLUG.match(tenant):
             raise NotFound("No such site.", details={"tenant": tenant})
         return self.factory.open(tenant)
 
 
 def _server(state: State) -> SiteServer:
-    return state.site  # type: ignore[no-any-return]
+    server: SiteServer = state.site
+    return server
 
 
 @get("/healthz", media_type=MediaType.JSON)
@@ -140,23 +151,41 @@ class PurgeEndpoint:
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         client = (scope.get("client") or ("", 0))[0]
+        body: dict[str, Any]
         if not self.server.may_purge(client, headers.get("x-purge-secret")):
-            status, body = 403, {"error": {"code": "forbidden", "message": "Purges are accepted from loopback "
-                                           "with the purge secret only.", "details": {}}}
+            status, body = (
+                403,
+                {
+                    "error": {
+                        "code": "forbidden",
+                        "message": "Purges are accepted from loopback with the purge secret only.",
+                        "details": {},
+                    }
+                },
+            )
         else:
             tags = headers.get("xkey-purge", "").split()
             status, body = 200, {"purged": self.server.cache.purge(tags), "tags": tags}
         payload = json.dumps(body).encode()
-        await send({"type": "http.response.start", "status": status,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())],
+            }
+        )
         await send({"type": "http.response.body", "body": payload})
 
 
 def create_site_app(settings: Settings | None = None, *, factory: WorkspaceFactory | None = None) -> Litestar:
     settings = settings or Settings.from_env()
     factory = factory or WorkspaceFactory(settings.runtime, read_only=True)
-    server = SiteServer(factory, settings.runtime.purge_secret.get_secret_value(), cache_enabled=settings.control_plane.site_cache,
-                        purge_networks=settings.control_plane.purge_networks)
+    server = SiteServer(
+        factory,
+        settings.runtime.purge_secret.get_secret_value(),
+        cache_enabled=settings.control_plane.site_cache,
+        purge_networks=settings.control_plane.purge_networks,
+    )
     return Litestar(
         route_handlers=[healthz, public_content, home, search, sitemap, atom_feed, rss_feed, document],
         state=State({"site": server}),

@@ -72,8 +72,14 @@ def _redirect(ws: Workspace, tx: Any, path: str) -> Page | None:
         if rule["from"] == path:
             target = rule["to"]
             location = f"{ws.site_url}{target}" if target.startswith("/") else target
-            return Page(int(rule["status"]), b"", "text/plain; charset=utf-8", _tags(ws, "redirects"), "redirect",
-                        headers=(("location", location),))
+            return Page(
+                int(rule["status"]),
+                b"",
+                "text/plain; charset=utf-8",
+                _tags(ws, "redirects"),
+                "redirect",
+                headers=(("location", location),),
+            )
     return None
 
 
@@ -82,8 +88,9 @@ def public_record(ws: Workspace, slug: str) -> Page:
     tags = _tags(ws, *public_records.record_tags(slug))
     found = public_records.live_record(ws, slug)
     if found is None:
-        body = {"error": {"code": "not_found", "message": "No published document here.",
-                          "details": {"permalink": slug}}}
+        body = {
+            "error": {"code": "not_found", "message": "No published document here.", "details": {"permalink": slug}}
+        }
         return Page(404, msgspec.json.encode(body), JSON, tags, "none")
     data, stored = found
     return Page(200, data, JSON, tags, "object" if stored else "live")

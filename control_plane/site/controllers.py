@@ -15,7 +15,7 @@ from control_plane.site.schemas import RebuildRequest, ResourceOut, ResourceUpda
 
 class SiteController(Controller):
     path = "/api/tenants/{tenant:str}"
-    tags = ["site"]
+    tags = ("site",)
 
     @get("/site/{name:str}", sync_to_thread=True)
     def read_resource(self, tenant: str, name: str, principal: Principal, services: Services) -> ResourceOut:
@@ -23,14 +23,22 @@ class SiteController(Controller):
         return services.site.resource(principal, tenant, name)
 
     @put("/site/{name:str}", sync_to_thread=True)
-    def update_resource(self, tenant: str, name: str, data: ResourceUpdate, principal: Principal,
-                        services: Services, idempotency_key: IdempotencyKey = None) -> Response[dict[str, Any]]:
+    def update_resource(
+        self,
+        tenant: str,
+        name: str,
+        data: ResourceUpdate,
+        principal: Principal,
+        services: Services,
+        idempotency_key: IdempotencyKey = None,
+    ) -> Response[dict[str, Any]]:
         """Save a new draft version of navigation, redirects or theme (publish it with a release)."""
         return respond(services.site.update_resource(principal, tenant, name, data, idempotency_key=idempotency_key))
 
     @post("/search/rebuild", sync_to_thread=True, status_code=202)
-    def rebuild_search(self, tenant: str, data: RebuildRequest, principal: Principal,
-                       services: Services) -> Response[dict[str, Any]]:
+    def rebuild_search(
+        self, tenant: str, data: RebuildRequest, principal: Principal, services: Services
+    ) -> Response[dict[str, Any]]:
         """Replay every published document into a fresh index (no-op if populated unless forced)."""
         return respond(services.site.rebuild_search(principal, tenant, force=data.force))
 

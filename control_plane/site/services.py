@@ -18,17 +18,20 @@ class SiteService:
         """Navigation, redirects or theme: draft and published versions."""
         return self.runtime.resource(tenant, self.gate.reader(principal, tenant), name)
 
-    def update_resource(self, principal: Principal, tenant: str, name: str, data: ResourceUpdate, *,
-                        idempotency_key: str | None = None) -> CommandResult:
+    def update_resource(
+        self, principal: Principal, tenant: str, name: str, data: ResourceUpdate, *, idempotency_key: str | None = None
+    ) -> CommandResult:
         """A new draft version (publish it with a release)."""
         message = m.UpdateSiteResource(name=name, version=data.version, content=data.content)
-        return self.gate.execute(principal, Command(tenant, "content.edit", f"site.update:{name}", message,
-                                                    idempotency_key=idempotency_key))
+        return self.gate.execute(
+            principal, Command(tenant, "content.edit", f"site.update:{name}", message, idempotency_key=idempotency_key)
+        )
 
     def rebuild_search(self, principal: Principal, tenant: str, *, force: bool) -> CommandResult:
         """Replay every published document into a fresh index (a no-op if populated unless forced)."""
-        return self.gate.execute(principal, Command(tenant, "site.admin", "search.rebuild",
-                                                    m.RebuildSearch(force=force)))
+        return self.gate.execute(
+            principal, Command(tenant, "site.admin", "search.rebuild", m.RebuildSearch(force=force))
+        )
 
     def seed(self, principal: Principal, tenant: str) -> CommandResult:
         """Fill the site with example content through the seed_example_site flow."""

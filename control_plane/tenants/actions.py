@@ -31,11 +31,13 @@ def _operator(principal: Principal) -> str:
     return f"operator:{principal.token_id}"
 
 
-def record(session: Session, actor: str, action: str, *, tenant: str | None, object_type: str, object_id: str,
-           **data: Any) -> OperatorAudit:
+def record(
+    session: Session, actor: str, action: str, *, tenant: str | None, object_type: str, object_id: str, **data: Any
+) -> OperatorAudit:
     """Add the audit row of an operator write to its transaction."""
-    entry = OperatorAudit(action=action, actor=actor, tenant=tenant, object_type=object_type, object_id=object_id,
-                          data=data)
+    entry = OperatorAudit(
+        action=action, actor=actor, tenant=tenant, object_type=object_type, object_id=object_id, data=data
+    )
     session.add(entry)
     return entry
 
@@ -64,8 +66,16 @@ def create_tenant(session: Session, principal: Principal, slug: str, name: str, 
     name = check_new_tenant(session, slug, name)
     tenant = Tenant(slug=slug, name=name, publishes_per_hour=publishes_per_hour)
     session.add(tenant)
-    record(session, actor, "tenant.create", tenant=slug, object_type="tenant", object_id=slug, name=name,
-           publishes_per_hour=publishes_per_hour)
+    record(
+        session,
+        actor,
+        "tenant.create",
+        tenant=slug,
+        object_type="tenant",
+        object_id=slug,
+        name=name,
+        publishes_per_hour=publishes_per_hour,
+    )
     return tenant
 
 
@@ -91,18 +101,30 @@ def set_quota(session: Session, principal: Principal, slug: str, publishes_per_h
     before = tenant.publishes_per_hour
     tenant.publishes_per_hour, tenant.updated_at = publishes_per_hour, utcnow()
     session.add(tenant)
-    record(session, actor, "tenant.quota.set", tenant=slug, object_type="tenant", object_id=slug,
-           publishes_per_hour=publishes_per_hour, before=before)
+    record(
+        session,
+        actor,
+        "tenant.quota.set",
+        tenant=slug,
+        object_type="tenant",
+        object_id=slug,
+        publishes_per_hour=publishes_per_hour,
+        before=before,
+    )
     return tenant
 
 
-def issue_member_token(session: Session, principal: Principal, slug: str, role: str,
-                       name: str = "") -> tuple[str, ApiToken]:
+def issue_member_token(
+    session: Session, principal: Principal, slug: str, role: str, name: str = ""
+) -> tuple[str, ApiToken]:
     """A member token with ``role`` in the tenant; the audit row names the token, never its value."""
     actor = _operator(principal)
     if role not in MEMBER_ROLES:
-        raise BadRequest("role is owner, editor or viewer.", details={"role": role, "allowed": list(MEMBER_ROLES)},
-                         code="invalid_role")
+        raise BadRequest(
+            "role is owner, editor or viewer.",
+            details={"role": role, "allowed": list(MEMBER_ROLES)},
+            code="invalid_role",
+        )
     token, row = new_member_token(session, tenant_row(session, slug), role, name=name)
     record(session, actor, "token.issue", tenant=slug, object_type="api_token", object_id=row.id, role=role)
     return token, row
@@ -111,10 +133,18 @@ def issue_member_token(session: Session, principal: Principal, slug: str, role: 
 def issue_operator_token(session: Session, principal: Principal, label: str = "") -> tuple[str, ApiToken]:
     actor = _operator(principal)
     token, row = new_operator_token(session, label)
-    record(session, actor, "token.operator.issue", tenant=None, object_type="api_token", object_id=row.id,
-           label=label)
+    record(session, actor, "token.operator.issue", tenant=None, object_type="api_token", object_id=row.id, label=label)
     return token, row
 
 
-__all__ = ["TenantWrite", "check_new_tenant", "create_tenant", "issue_member_token", "issue_operator_token", "record",
-           "set_quota", "set_status", "tenant_row"]
+__all__ = [
+    "TenantWrite",
+    "check_new_tenant",
+    "create_tenant",
+    "issue_member_token",
+    "issue_operator_token",
+    "record",
+    "set_quota",
+    "set_status",
+    "tenant_row",
+]

@@ -24,16 +24,18 @@ from control_plane.tenants.schemas import (
 )
 from dispatch.runtime import OperationOut
 
-AuditAction = Annotated[str | None, Parameter(required=False, min_length=1, max_length=80,
-                                             pattern=r"^[a-z][a-z0-9_.]*$")]
-TenantSlug = Annotated[str | None, Parameter(required=False, min_length=2, max_length=39,
-                                             pattern=r"^[a-z][a-z0-9-]{1,38}$")]
+AuditAction = Annotated[
+    str | None, Parameter(required=False, min_length=1, max_length=80, pattern=r"^[a-z][a-z0-9_.]*$")
+]
+TenantSlug = Annotated[
+    str | None, Parameter(required=False, min_length=2, max_length=39, pattern=r"^[a-z][a-z0-9-]{1,38}$")
+]
 
 
 class OperatorController(Controller):
     path = "/ops"
-    tags = ["operators"]
-    guards = [operator_only]
+    tags = ("operators",)
+    guards = (operator_only,)
 
     @post("/tenants", status_code=201)
     async def create_tenant(self, data: TenantCreate, principal: Principal, services: Services) -> TenantOut:
@@ -41,8 +43,9 @@ class OperatorController(Controller):
         return await services.tenants.create(principal, data.slug, data.name)
 
     @get("/tenants", sync_to_thread=True)
-    def list_tenants(self, principal: Principal, services: Services,
-                     status: TenantStatus | None = None) -> list[TenantOut]:
+    def list_tenants(
+        self, principal: Principal, services: Services, status: TenantStatus | None = None
+    ) -> list[TenantOut]:
         """Every tenant."""
         return [services.tenants.out(t) for t in services.tenants.list(status=status)]
 
@@ -77,15 +80,25 @@ class OperatorController(Controller):
         return respond(services.site.seed(principal, slug))
 
     @get("/operations", sync_to_thread=True)
-    def operations(self, principal: Principal, services: Services, status: OperationStatus | None = None,
-                   limit: Annotated[int, Parameter(ge=1, le=1000, required=False)] = 200) -> list[OperationOut]:
+    def operations(
+        self,
+        principal: Principal,
+        services: Services,
+        status: OperationStatus | None = None,
+        limit: Annotated[int, Parameter(ge=1, le=1000, required=False)] = 200,
+    ) -> list[OperationOut]:
         """Operations across tenants (e.g. ``?status=dead``)."""
         return services.operations.across(principal, services.tenants.list(), status=status, limit=limit)
 
     @get("/audit", sync_to_thread=True)
-    def audit(self, principal: Principal, services: Services, action: AuditAction = None,
-              tenant: TenantSlug = None,
-              limit: Annotated[int, Parameter(ge=1, le=1000, required=False)] = 100) -> list[AuditOut]:
+    def audit(
+        self,
+        principal: Principal,
+        services: Services,
+        action: AuditAction = None,
+        tenant: TenantSlug = None,
+        limit: Annotated[int, Parameter(ge=1, le=1000, required=False)] = 100,
+    ) -> list[AuditOut]:
         """Operator writes, newest first (``?action=tenant.suspend``, ``?tenant=acme``)."""
         return services.tenants.audit(action=action, tenant=tenant, limit=limit)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import builtins
 
 import structlog
 from sqlalchemy import Engine
@@ -26,8 +27,16 @@ PREFECT_TIMEOUT = 10.0
 
 
 class TenantService:
-    def __init__(self, engine: Engine, runtime: RuntimeClient, prefect: PrefectPort, dispatch: DispatchSettings, *,
-                 site_url: str, default_publishes_per_hour: int = 600) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        runtime: RuntimeClient,
+        prefect: PrefectPort,
+        dispatch: DispatchSettings,
+        *,
+        site_url: str,
+        default_publishes_per_hour: int = 600,
+    ) -> None:
         self.engine = engine
         self.runtime = runtime
         self.prefect = prefect
@@ -52,9 +61,15 @@ class TenantService:
             return list(session.exec(query))
 
     def out(self, tenant: Tenant) -> TenantOut:
-        return TenantOut(slug=tenant.slug, name=tenant.name, status=tenant.status,
-                         queue=self.dispatch.queue_for(tenant.slug), publishes_per_hour=tenant.publishes_per_hour,
-                         created_at=as_utc(tenant.created_at), site_url=f"{self.site_url}/{tenant.slug}")
+        return TenantOut(
+            slug=tenant.slug,
+            name=tenant.name,
+            status=tenant.status,
+            queue=self.dispatch.queue_for(tenant.slug),
+            publishes_per_hour=tenant.publishes_per_hour,
+            created_at=as_utc(tenant.created_at),
+            site_url=f"{self.site_url}/{tenant.slug}",
+        )
 
     async def detail(self, operator: Principal, slug: str) -> TenantOut:
         """A tenant with its unfinished operations and its late runs (Prefect's view, when it answers)."""
@@ -69,7 +84,9 @@ class TenantService:
             out.prefect = "unavailable"
         return out
 
-    def audit(self, *, action: str | None = None, tenant: str | None = None, limit: int = 100) -> list[AuditOut]:
+    def audit(
+        self, *, action: str | None = None, tenant: str | None = None, limit: int = 100
+    ) -> builtins.list[AuditOut]:
         """Operator writes, newest first."""
         with Session(self.engine) as session:
             query = select(OperatorAudit).order_by(col(OperatorAudit.id).desc()).limit(limit)
@@ -77,9 +94,19 @@ class TenantService:
                 query = query.where(OperatorAudit.action == action)
             if tenant is not None:
                 query = query.where(OperatorAudit.tenant == tenant)
-            return [AuditOut(id=int(row.id or 0), action=row.action, actor=row.actor, tenant=row.tenant,
-                             object_type=row.object_type, object_id=row.object_id, data=dict(row.data),
-                             created_at=as_utc(row.created_at)) for row in session.exec(query)]
+            return [
+                AuditOut(
+                    id=int(row.id or 0),
+                    action=row.action,
+                    actor=row.actor,
+                    tenant=row.tenant,
+                    object_type=row.object_type,
+                    object_id=row.object_id,
+                    data=dict(row.data),
+                    created_at=as_utc(row.created_at),
+                )
+                for row in session.exec(query)
+            ]
 
     # --- operator writes -------------------------------------------------------------------------------
 
@@ -97,10 +124,15 @@ class TenantService:
         with Session(self.engine, expire_on_commit=False) as session:
             name = actions.check_new_tenant(session, slug, name)
             # The workspace first: creating it is idempotent, so a failed insert leaves nothing visible.
-            self.runtime.execute(slug, m.Command(actor=operator.actor_ref(slug), scope="tenants.create",
-                                                 message=m.CreateWorkspace(title=name)))
-            tenant = actions.create_tenant(session, operator, slug, name,
-                                           publishes_per_hour=self.default_publishes_per_hour)
+            self.runtime.execute(
+                slug,
+                m.Command(
+                    actor=operator.actor_ref(slug), scope="tenants.create", message=m.CreateWorkspace(title=name)
+                ),
+            )
+            tenant = actions.create_tenant(
+                session, operator, slug, name, publishes_per_hour=self.default_publishes_per_hour
+            )
             try:
                 session.commit()
             except IntegrityError:
@@ -112,11 +144,14 @@ class TenantService:
         await asyncio.to_thread(self.get, slug)
         try:
             # The queue first: a suspended tenant must run nothing, so no status flip without it.
-            await asyncio.wait_for(self.prefect.ensure_queue(slug, paused=status == "suspended"),
-                                   timeout=PREFECT_TIMEOUT)
+            await asyncio.wait_for(
+                self.prefect.ensure_queue(slug, paused=status == "suspended"), timeout=PREFECT_TIMEOUT
+            )
         except (TimeoutError, PrefectUnavailable) as exc:
-            raise Unavailable("Prefect is unreachable; the queue was not changed. Try again.",
-                              details={"error": str(exc) or type(exc).__name__}) from None
+            raise Unavailable(
+                "Prefect is unreachable; the queue was not changed. Try again.",
+                details={"error": str(exc) or type(exc).__name__},
+            ) from None
         return self.out(await asyncio.to_thread(self._write, actions.set_status, operator, slug, status))
 
     def set_quota(self, operator: Principal, slug: str, publishes_per_hour: int) -> TenantOut:

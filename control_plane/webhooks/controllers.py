@@ -15,7 +15,7 @@ from control_plane.webhooks.schemas import WebhookCreate, WebhookOut
 
 class WebhookController(Controller):
     path = "/api/tenants/{tenant:str}/webhooks"
-    tags = ["plugins"]
+    tags = ("plugins",)
 
     @get("/", sync_to_thread=True)
     def list_webhooks(self, tenant: str, principal: Principal, services: Services) -> list[WebhookOut]:
@@ -23,19 +23,28 @@ class WebhookController(Controller):
         return services.webhooks.list(principal, tenant)
 
     @post("/", sync_to_thread=True, status_code=201)
-    def register(self, tenant: str, data: WebhookCreate, principal: Principal, services: Services,
-                 idempotency_key: IdempotencyKey = None) -> Response[dict[str, Any]]:
+    def register(
+        self,
+        tenant: str,
+        data: WebhookCreate,
+        principal: Principal,
+        services: Services,
+        idempotency_key: IdempotencyKey = None,
+    ) -> Response[dict[str, Any]]:
         """Register an endpoint; the answer carries its signing secret, once."""
         return respond(services.webhooks.register(principal, tenant, data, idempotency_key=idempotency_key))
 
     @post("/{endpoint_id:str}/enable", sync_to_thread=True, status_code=200)
-    def enable(self, tenant: str, endpoint_id: str, principal: Principal, services: Services) -> Response[dict[str, Any]]:
+    def enable(
+        self, tenant: str, endpoint_id: str, principal: Principal, services: Services
+    ) -> Response[dict[str, Any]]:
         """Deliver to this endpoint again."""
         return respond(services.webhooks.set_enabled(principal, tenant, endpoint_id, True))
 
     @post("/{endpoint_id:str}/disable", sync_to_thread=True, status_code=200)
-    def disable(self, tenant: str, endpoint_id: str, principal: Principal,
-                services: Services) -> Response[dict[str, Any]]:
+    def disable(
+        self, tenant: str, endpoint_id: str, principal: Principal, services: Services
+    ) -> Response[dict[str, Any]]:
         """Stop delivering to this endpoint (pending retries skip it too)."""
         return respond(services.webhooks.set_enabled(principal, tenant, endpoint_id, False))
 

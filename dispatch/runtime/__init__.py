@@ -1,11 +1,11 @@
 """The tenant-runtime seam: what the control plane asks of a tenant's runtime, and the in-process runtime.
 
-    messages.py    queries and commands as plain data (msgspec structs)
-    views.py       what a runtime answers (documents, operations, …, CommandResult)
-    client.py      RuntimeClient (typed calls) over a RuntimeTransport (the one seam)
-    in_process.py  InProcessRuntime: the transport that runs requests in this process
-    reads.py       its query handlers; changes.py its command handlers
-    handoff.py     RelayHandoff: the one place committed work goes to the relay
+messages.py    queries and commands as plain data (msgspec structs)
+views.py       what a runtime answers (documents, operations, …, CommandResult)
+client.py      RuntimeClient (typed calls) over a RuntimeTransport (the one seam)
+in_process.py  InProcessRuntime: the transport that runs requests in this process
+reads.py       its query handlers; changes.py its command handlers
+handoff.py     RelayHandoff: the one place committed work goes to the relay
 """
 
 from dispatch.runtime import messages

@@ -48,8 +48,9 @@ def _create_document(tx: Session, ws: Workspace, actor: Actor, c: m.CreateDocume
 
 
 def _update_document(tx: Session, ws: Workspace, actor: Actor, c: m.UpdateDocument) -> Effect:
-    document = documents.update_document(tx, actor, c.document_id, expected_version=c.version, slug=c.slug,
-                                         title=c.title, body=c.body, kind=c.kind)
+    document = documents.update_document(
+        tx, actor, c.document_id, expected_version=c.version, slug=c.slug, title=c.title, body=c.body, kind=c.kind
+    )
     return Effect(200, msgspec.to_builtins(document_out(ws, document)))
 
 
@@ -91,8 +92,12 @@ def _scheduled_for(operation: Operation) -> str | None:
 
 
 def _create_release(tx: Session, ws: Workspace, actor: Actor, c: m.CreateRelease) -> Effect:
-    spec = releases.ReleaseSpec(documents=tuple(c.documents), navigation_version=c.navigation_version,
-                                redirects_version=c.redirects_version, theme=c.theme)
+    spec = releases.ReleaseSpec(
+        documents=tuple(c.documents),
+        navigation_version=c.navigation_version,
+        redirects_version=c.redirects_version,
+        theme=c.theme,
+    )
     operation = releases.create_release(tx, ws.tenant, actor, spec, publish_at=c.publish_at)
     return accepted(ws, operation, scheduled_for=_scheduled_for(operation))
 

@@ -32,20 +32,31 @@ class RuntimeClient:
     def execute(self, tenant: str, command: m.Command) -> CommandResult:
         return self.transport.execute(tenant, command)
 
-    def documents(self, tenant: str, actor: m.ActorRef, *, status: str | None = None, kind: str | None = None,
-                  limit: int = 100, offset: int = 0) -> list[DocumentOut]:
+    def documents(
+        self,
+        tenant: str,
+        actor: m.ActorRef,
+        *,
+        status: str | None = None,
+        kind: str | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[DocumentOut]:
         result: list[DocumentOut] = self.transport.query(
-            tenant, actor, m.ListDocuments(status=status, kind=kind, limit=limit, offset=offset))
+            tenant, actor, m.ListDocuments(status=status, kind=kind, limit=limit, offset=offset)
+        )
         return result
 
     def document(self, tenant: str, actor: m.ActorRef, document_id: str) -> DocumentOut:
         result: DocumentOut = self.transport.query(tenant, actor, m.GetDocument(document_id=document_id))
         return result
 
-    def operations(self, tenant: str, actor: m.ActorRef, *, status: str | None = None, limit: int = 100,
-                   offset: int = 0) -> list[OperationOut]:
+    def operations(
+        self, tenant: str, actor: m.ActorRef, *, status: str | None = None, limit: int = 100, offset: int = 0
+    ) -> list[OperationOut]:
         result: list[OperationOut] = self.transport.query(
-            tenant, actor, m.ListOperations(status=status, limit=limit, offset=offset))
+            tenant, actor, m.ListOperations(status=status, limit=limit, offset=offset)
+        )
         return result
 
     def operation(self, tenant: str, actor: m.ActorRef, operation_id: str) -> OperationOut:

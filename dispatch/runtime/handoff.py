@@ -22,8 +22,11 @@ log = structlog.get_logger("pressroom.handoff")
 class RelayHandoff:
     """Relays a tenant in the background after each ``notify``; ``flush`` waits until nothing is pending."""
 
-    def __init__(self, relay_tenant: Callable[[str], Coroutine[Any, Any, int]],
-                 close: Callable[[], Coroutine[Any, Any, None]] | None = None) -> None:
+    def __init__(
+        self,
+        relay_tenant: Callable[[str], Coroutine[Any, Any, int]],
+        close: Callable[[], Coroutine[Any, Any, None]] | None = None,
+    ) -> None:
         self._relay_tenant = relay_tenant
         self._close = close
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -32,6 +35,7 @@ class RelayHandoff:
         self._pending: set[str] = set()  # notified, not yet relayed
         self._running: set[str] = set()
         self._idle = threading.Condition()
+        self._tasks: set[asyncio.Future[None]] = set()
 
     def notify(self, tenant: str) -> None:
         """Relay ``tenant`` soon (after the caller's response, on the hand-off thread)."""
@@ -73,7 +77,9 @@ class RelayHandoff:
                 return  # the pass in flight re-runs when it ends (the tenant is still pending)
             self._pending.discard(tenant)
             self._running.add(tenant)
-        asyncio.ensure_future(self._pass(tenant))
+        task = asyncio.ensure_future(self._pass(tenant))
+        self._tasks.add(task)  # the loop keeps only a weak reference to a task
+        task.add_done_callback(self._tasks.discard)
 
     async def _pass(self, tenant: str) -> None:
         try:

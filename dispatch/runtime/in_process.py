@@ -88,8 +88,11 @@ def _check_quota(tx: Session, quota: m.Quota) -> None:
     )
     used, oldest = tx.exec(query).one()
     if used >= quota.limit:
-        retry_after = max(1, int((as_utc(oldest) + timedelta(hours=1) - utcnow()).total_seconds()) + 1) \
-            if oldest is not None else 3600
+        retry_after = (
+            max(1, int((as_utc(oldest) + timedelta(hours=1) - utcnow()).total_seconds()) + 1)
+            if oldest is not None
+            else 3600
+        )
         raise QuotaExceeded(
             f"This site may publish {quota.limit} times per hour.",
             details={"limit": quota.limit, "used": used, "retry_after": retry_after},

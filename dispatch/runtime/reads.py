@@ -39,8 +39,9 @@ def document_out(ws: Workspace, document: Document) -> DocumentOut:
     )
 
 
-def operation_out(tx: Session, operation: Operation, dispatch: DispatchSettings, *,
-                  titles: dict[str, str | None] | None = None) -> OperationOut:
+def operation_out(
+    tx: Session, operation: Operation, dispatch: DispatchSettings, *, titles: dict[str, str | None] | None = None
+) -> OperationOut:
     """An operation with its attempts, its Prefect run link and its document's title."""
     error = {"code": operation.error_code, "message": operation.error_message} if operation.error_code else None
     titles = {} if titles is None else titles
@@ -64,8 +65,13 @@ def operation_out(tx: Session, operation: Operation, dispatch: DispatchSettings,
         next_attempt_at=_aware(operation.next_attempt_at),
         error=error,
         attempts=[
-            AttemptOut(number=a.number, started_at=as_utc(a.started_at), finished_at=_aware(a.finished_at),
-                       step=a.step, error=a.error)
+            AttemptOut(
+                number=a.number,
+                started_at=as_utc(a.started_at),
+                finished_at=_aware(a.finished_at),
+                step=a.step,
+                error=a.error,
+            )
             for a in queries.attempts_for(tx, operation.id)
         ],
         created_at=as_utc(operation.created_at),
@@ -90,14 +96,22 @@ def resource_out(tx: Session, name: str) -> ResourceOut:
 
 
 def webhook_out(endpoint: WebhookEndpoint, secret: str | None = None) -> WebhookOut:
-    return WebhookOut(id=endpoint.id, url=endpoint.url, events=list(endpoint.events), enabled=endpoint.enabled,
-                      created_at=as_utc(endpoint.created_at), secret=secret)
+    return WebhookOut(
+        id=endpoint.id,
+        url=endpoint.url,
+        events=list(endpoint.events),
+        enabled=endpoint.enabled,
+        created_at=as_utc(endpoint.created_at),
+        secret=secret,
+    )
 
 
 def _operations(tx: Session, ws: Workspace, q: m.ListOperations, dispatch: DispatchSettings) -> list[OperationOut]:
     titles: dict[str, str | None] = {}
-    return [operation_out(tx, op, dispatch, titles=titles)
-            for op in queries.list_operations(tx, status=q.status, limit=q.limit, offset=q.offset)]
+    return [
+        operation_out(tx, op, dispatch, titles=titles)
+        for op in queries.list_operations(tx, status=q.status, limit=q.limit, offset=q.offset)
+    ]
 
 
 def _figures(tx: Session) -> TenantFigures:
@@ -108,8 +122,10 @@ def _figures(tx: Session) -> TenantFigures:
 QueryHandler = Callable[[Session, Workspace, Any, DispatchSettings], Any]
 
 READS: dict[type[m.Message], QueryHandler] = {
-    m.ListDocuments: lambda tx, ws, q, _: [document_out(ws, d) for d in queries.list_documents(
-        tx, status=q.status, kind=q.kind, limit=q.limit, offset=q.offset)],
+    m.ListDocuments: lambda tx, ws, q, _: [
+        document_out(ws, d)
+        for d in queries.list_documents(tx, status=q.status, kind=q.kind, limit=q.limit, offset=q.offset)
+    ],
     m.GetDocument: lambda tx, ws, q, _: document_out(ws, queries.get_document(tx, q.document_id)),
     m.ListOperations: lambda tx, ws, q, dispatch: _operations(tx, ws, q, dispatch),
     m.GetOperation: lambda tx, ws, q, dispatch: operation_out(tx, queries.get_operation(tx, q.operation_id), dispatch),

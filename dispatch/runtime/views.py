@@ -94,5 +94,4 @@ class CommandResult(msgspec.Struct):
     replayed: bool = False
 
 
-__all__ = ["AttemptOut", "CommandResult", "DocumentOut", "OperationOut", "ResourceOut", "TenantFigures",
-           "WebhookOut"]
+__all__ = ["AttemptOut", "CommandResult", "DocumentOut", "OperationOut", "ResourceOut", "TenantFigures", "WebhookOut"]

@@ -24,8 +24,7 @@ def _check_fields(slug: str, title: str, body: str, kind: str) -> None:
     if not title.strip() or len(title) > MAX_TITLE:
         raise BadRequest(f"A title is 1-{MAX_TITLE} characters.", details={"field": "title"})
     if any(ord(c) < 32 or ord(c) == 127 for c in title):
-        raise BadRequest("A title cannot contain control characters.", details={"field": "title"},
-                         code="invalid_title")
+        raise BadRequest("A title cannot contain control characters.", details={"field": "title"}, code="invalid_title")
     if len(body) > MAX_BODY:
         raise BadRequest(f"A body is at most {MAX_BODY} characters.", details={"field": "body"})
     if kind not in KINDS:

@@ -22,8 +22,8 @@ from tenant_runtime.operation_states import (
     check_transition,
 )
 from tenant_runtime.queries import get_operation
-from tenant_runtime.workspace.access import Actor
 from tenant_runtime.workflows import Carried, RunParameters, spec_for
+from tenant_runtime.workspace.access import Actor
 from tenant_runtime.workspace.models import Attempt, Operation
 
 
@@ -101,11 +101,14 @@ def claim(tx: Session, carried: Carried, *, flow_run_id: str, batch_id: str | No
     if operation is None:
         raise ClaimRejected("No such operation in this tenant.", details={"operation_id": operation_id})
     if batch_id is not None and operation.batch_id != batch_id:
-        raise ClaimRejected("The operation is not a member of this batch.",
-                            details={"operation_id": operation_id, "batch_id": batch_id})
+        raise ClaimRejected(
+            "The operation is not a member of this batch.", details={"operation_id": operation_id, "batch_id": batch_id}
+        )
     if operation.flow_name != carried.workflow:
-        raise ClaimRejected("The run is not of the operation's workflow.",
-                            details={"operation_id": operation_id, "workflow": carried.workflow})
+        raise ClaimRejected(
+            "The run is not of the operation's workflow.",
+            details={"operation_id": operation_id, "workflow": carried.workflow},
+        )
     recorded = operation.run_parameters().model_dump(mode="json")
     mismatched = sorted(k for k, v in carried.fields.items() if recorded.get(k) != v)
     if mismatched:
@@ -128,9 +131,7 @@ def claim(tx: Session, carried: Carried, *, flow_run_id: str, batch_id: str | No
         set_status(tx, operation, QUEUED)  # a crashed worker's attempt is being resumed
         _close_open_attempts(tx, operation_id, "worker lost before the attempt finished")
     set_status(tx, operation, DELIVERING, flow_run_id=flow_run_id)
-    number = (
-        tx.exec(select(func.max(Attempt.number)).where(Attempt.operation_id == operation_id)).one() or 0
-    ) + 1
+    number = (tx.exec(select(func.max(Attempt.number)).where(Attempt.operation_id == operation_id)).one() or 0) + 1
     attempt = Attempt(operation_id=operation_id, number=number, flow_run_id=flow_run_id)
     tx.add(attempt)
     return attempt
@@ -192,19 +193,36 @@ def fail(
     if final:
         operation.next_attempt_at = None
         tx.add(operation)
-        audit.record(tx, "operation.failed", "system", "operation", operation_id, operation_id=operation_id,
-                     error_code=error_code, final=True)
+        audit.record(
+            tx,
+            "operation.failed",
+            "system",
+            "operation",
+            operation_id,
+            operation_id=operation_id,
+            error_code=error_code,
+            final=True,
+        )
     elif permanent or operation.retries >= max_retries:
         set_status(tx, operation, DEAD, next_attempt_at=None)
-        audit.record(tx, "operation.dead", "system", "operation", operation_id, operation_id=operation_id,
-                     error_code=error_code)
+        audit.record(
+            tx, "operation.dead", "system", "operation", operation_id, operation_id=operation_id, error_code=error_code
+        )
     else:
         operation.retries += 1
         operation.next_attempt_at = next_attempt_at
         operation.sent_at = None  # the relay sets the run back to Scheduled at next_attempt_at
         tx.add(operation)
-        audit.record(tx, "operation.failed", "system", "operation", operation_id, operation_id=operation_id,
-                     error_code=error_code, retry=operation.retries)
+        audit.record(
+            tx,
+            "operation.failed",
+            "system",
+            "operation",
+            operation_id,
+            operation_id=operation_id,
+            error_code=error_code,
+            retry=operation.retries,
+        )
     return operation
 
 
@@ -232,8 +250,9 @@ def cancel(tx: Session, actor: Actor, operation_id: str) -> Operation:
 def heartbeat(tx: Session, operation_id: str, flow_run_id: str) -> None:
     """Renew the lease of the running attempt of ``flow_run_id``."""
     for attempt in tx.exec(
-        select(Attempt).where(Attempt.operation_id == operation_id, Attempt.flow_run_id == flow_run_id,
-                              col(Attempt.finished_at).is_(None))
+        select(Attempt).where(
+            Attempt.operation_id == operation_id, Attempt.flow_run_id == flow_run_id, col(Attempt.finished_at).is_(None)
+        )
     ):
         attempt.heartbeat_at = utcnow()
         tx.add(attempt)

@@ -86,39 +86,54 @@ def batch_parameters(tenant: str, batch_id: str, members: list[Operation]) -> Pu
     return PublishBatchParameters(
         tenant=tenant,
         operation_id=batch_id,
-        members=tuple(DeliveryItem(operation_id=p.operation_id, document_id=p.document_id, version=p.version)
-                      for p in publishes if isinstance(p, PublishDocumentParameters)),
+        members=tuple(
+            DeliveryItem(operation_id=p.operation_id, document_id=p.document_id, version=p.version)
+            for p in publishes
+            if isinstance(p, PublishDocumentParameters)
+        ),
         generation=max(p.generation for p in publishes if isinstance(p, PublishDocumentParameters)),
     )
 
 
 def batch_members(tx: Session, batch_id: str) -> list[Operation]:
-    return list(tx.exec(select(Operation).where(Operation.batch_id == batch_id)
-                        .order_by(col(Operation.created_at), col(Operation.id))))
+    return list(
+        tx.exec(
+            select(Operation)
+            .where(Operation.batch_id == batch_id)
+            .order_by(col(Operation.created_at), col(Operation.id))
+        )
+    )
 
 
 def busy_publish_runs(tx: Session) -> int:
     """Publish runs of this tenant that exist (or are about to) and have not finished."""
-    return int(tx.exec(
-        select(func.count(func.distinct(Operation.batch_id))).where(
-            Operation.kind == COALESCED_KIND,
-            col(Operation.batch_id).is_not(None),
-            col(Operation.status).not_in(sorted(TERMINAL)),
-        )
-    ).one())
+    return int(
+        tx.exec(
+            select(func.count(func.distinct(Operation.batch_id))).where(
+                Operation.kind == COALESCED_KIND,
+                col(Operation.batch_id).is_not(None),
+                col(Operation.status).not_in(sorted(TERMINAL)),
+            )
+        ).one()
+    )
 
 
 def _waiting_publishes(tx: Session, limit: int) -> list[Operation]:
-    return list(tx.exec(
-        select(Operation).where(
-            Operation.kind == COALESCED_KIND,
-            col(Operation.batch_id).is_(None),
-            col(Operation.flow_run_id).is_(None),
-            col(Operation.sent_at).is_(None),
-            col(Operation.scheduled_for).is_(None),
-            Operation.status == QUEUED,
-        ).order_by(col(Operation.created_at), col(Operation.id)).limit(limit)
-    ))
+    return list(
+        tx.exec(
+            select(Operation)
+            .where(
+                Operation.kind == COALESCED_KIND,
+                col(Operation.batch_id).is_(None),
+                col(Operation.flow_run_id).is_(None),
+                col(Operation.sent_at).is_(None),
+                col(Operation.scheduled_for).is_(None),
+                Operation.status == QUEUED,
+            )
+            .order_by(col(Operation.created_at), col(Operation.id))
+            .limit(limit)
+        )
+    )
 
 
 def _overdue(operation: Operation, policy: Coalescing) -> bool:
@@ -140,7 +155,7 @@ def group_waiting_publishes(tx: Session, policy: Coalescing) -> int:
     while waiting:
         if busy >= policy.in_flight and not _overdue(waiting[0], policy):
             break
-        group, waiting = waiting[: policy.batch_max], waiting[policy.batch_max:]
+        group, waiting = waiting[: policy.batch_max], waiting[policy.batch_max :]
         batch_id = group[0].id if len(group) == 1 else new_id("bat")
         for operation in group:
             operation.batch_id = batch_id
@@ -175,8 +190,9 @@ def list_sends(tx: Session, tenant: str, limit: int = 200) -> list[Send]:
                 continue
             batches.add(str(operation.batch_id))
             members = batch_members(tx, str(operation.batch_id))
-            sends.append(Send(members, batch_parameters(tenant, str(operation.batch_id), members),
-                              batch_id=operation.batch_id))
+            sends.append(
+                Send(members, batch_parameters(tenant, str(operation.batch_id), members), batch_id=operation.batch_id)
+            )
         else:
             sends.append(Send([operation], operation.run_parameters()))
     return sends

@@ -40,8 +40,13 @@ def publish_document(
     document.published_at = document.published_at or now
     tx.add(document)
     generation = bump_generation(tx)
-    parameters = PublishDocumentParameters(tenant=tenant, operation_id=new_operation_id(), document_id=document.id,
-                                           version=document.version, generation=generation)
+    parameters = PublishDocumentParameters(
+        tenant=tenant,
+        operation_id=new_operation_id(),
+        document_id=document.id,
+        version=document.version,
+        generation=generation,
+    )
     operation = new_operation(tx, actor, parameters, document_id=document.id, document_version=document.version)
     audit.record(
         tx, "content.publish", actor, "document", document.id, operation_id=operation.id, version=document.version
@@ -54,15 +59,19 @@ def unpublish_document(tx: Session, tenant: str, actor: Actor, document_id: str)
     actor.require("content.publish")
     document = get_document(tx, document_id)
     if document.status != "published":
-        raise Conflict("The document is not published.", details={"document_id": document_id},
-                       code="not_published")
+        raise Conflict("The document is not published.", details={"document_id": document_id}, code="not_published")
     version = document.published_version
     document.status = "draft"
     document.published_version = None
     tx.add(document)
     generation = bump_generation(tx)
-    parameters = UnpublishDocumentParameters(tenant=tenant, operation_id=new_operation_id(), document_id=document.id,
-                                             slug=document.slug, generation=generation)
+    parameters = UnpublishDocumentParameters(
+        tenant=tenant,
+        operation_id=new_operation_id(),
+        document_id=document.id,
+        slug=document.slug,
+        generation=generation,
+    )
     operation = new_operation(tx, actor, parameters, document_id=document.id, document_version=version)
     audit.record(tx, "content.unpublish", actor, "document", document.id, operation_id=operation.id)
     return document, operation

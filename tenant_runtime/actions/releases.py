@@ -67,8 +67,9 @@ class ReleaseSpec:
 def check_publish_at(publish_at: datetime, now: datetime) -> datetime:
     """Aware, in the future, at most 90 days ahead; returned in UTC."""
     if publish_at.tzinfo is None or publish_at.utcoffset() is None:
-        raise InvalidSchedule("publish_at needs a timezone offset (e.g. 2027-01-05T09:00:00+01:00).",
-                              details={"field": "publish_at"})
+        raise InvalidSchedule(
+            "publish_at needs a timezone offset (e.g. 2027-01-05T09:00:00+01:00).", details={"field": "publish_at"}
+        )
     when = as_utc(publish_at)
     if when <= now:
         raise InvalidSchedule("publish_at is in the past.", details={"field": "publish_at"})
@@ -111,10 +112,10 @@ def _apply(tx: Session, spec: ReleaseSpec, actor_id: str) -> int:
         document.published_version = version
         document.published_at = document.published_at or now
         tx.add(document)
-    for name, version in (("navigation", spec.navigation_version), ("redirects", spec.redirects_version)):
-        if version is not None:
+    for name, resource_version in (("navigation", spec.navigation_version), ("redirects", spec.redirects_version)):
+        if resource_version is not None:
             resource = get_resource(tx, name)
-            resource.published_version = version
+            resource.published_version = resource_version
             tx.add(resource)
     if spec.theme:
         theme = get_resource(tx, "theme")
@@ -142,17 +143,27 @@ def create_release(
     documents = [[doc_id, version] for doc_id, version in spec.documents]
     if publish_at is None:
         generation = _apply(tx, spec, actor.id)
-        parameters = DeliverReleaseParameters(tenant=tenant, operation_id=new_operation_id(), generation=generation,
-                                              **fields)
+        parameters = DeliverReleaseParameters(
+            tenant=tenant, operation_id=new_operation_id(), generation=generation, **fields
+        )
         operation = new_operation(tx, actor, parameters)
-        audit.record(tx, "release.publish", actor, "release", operation.id, operation_id=operation.id,
-                     documents=documents)
+        audit.record(
+            tx, "release.publish", actor, "release", operation.id, operation_id=operation.id, documents=documents
+        )
         return operation
     when = check_publish_at(publish_at, utcnow())
     scheduled = ScheduledPublishParameters(tenant=tenant, operation_id=new_operation_id(), **fields)
     operation = new_operation(tx, actor, scheduled, scheduled_for=when)
-    audit.record(tx, "release.schedule", actor, "release", operation.id, operation_id=operation.id,
-                 publish_at=when.isoformat(), documents=documents)
+    audit.record(
+        tx,
+        "release.schedule",
+        actor,
+        "release",
+        operation.id,
+        operation_id=operation.id,
+        publish_at=when.isoformat(),
+        documents=documents,
+    )
     return operation
 
 
@@ -161,14 +172,23 @@ def reschedule(tx: Session, actor: Actor, operation_id: str, publish_at: datetim
     actor.require("content.publish")
     old = get_operation(tx, operation_id)
     if old.status != SCHEDULED or old.kind != "release":
-        raise Conflict("Only a scheduled release can be rescheduled.", code="not_scheduled",
-                         details={"status": old.status})
+        raise Conflict(
+            "Only a scheduled release can be rescheduled.", code="not_scheduled", details={"status": old.status}
+        )
     when = check_publish_at(publish_at, utcnow())
     set_status(tx, old, CANCELLED)
     parameters = old.run_parameters().model_copy(update={"operation_id": new_operation_id()})
     new = new_operation(tx, actor, parameters, scheduled_for=when)
-    audit.record(tx, "release.reschedule", actor, "release", new.id, operation_id=new.id,
-                 replaces=old.id, publish_at=when.isoformat())
+    audit.record(
+        tx,
+        "release.reschedule",
+        actor,
+        "release",
+        new.id,
+        operation_id=new.id,
+        replaces=old.id,
+        publish_at=when.isoformat(),
+    )
     return new
 
 
@@ -197,11 +217,20 @@ def apply_scheduled(tx: Session, operation_id: str) -> Applied:
     try:
         _check_versions(tx, spec, theme_version)
     except VersionConflict as conflict:
-        return Applied(False, conflict={"code": conflict.code, "message": conflict.message,
-                                        "details": conflict.details})
+        return Applied(
+            False, conflict={"code": conflict.code, "message": conflict.message, "details": conflict.details}
+        )
     generation = _apply(tx, spec, operation.actor)
     audit.record(tx, "release.publish", "system", "release", operation_id, operation_id=operation_id, scheduled=True)
     return Applied(True, generation)
 
 
-__all__ = ["Applied", "ReleaseSpec", "SiteResource", "apply_scheduled", "check_publish_at", "create_release", "reschedule"]
+__all__ = [
+    "Applied",
+    "ReleaseSpec",
+    "SiteResource",
+    "apply_scheduled",
+    "check_publish_at",
+    "create_release",
+    "reschedule",
+]

@@ -6,8 +6,8 @@ from sqlmodel import Session
 
 from tenant_runtime import audit
 from tenant_runtime.actions.operations import new_operation, new_operation_id
-from tenant_runtime.workspace.access import Actor
 from tenant_runtime.workflows import RebuildSearchIndexParameters
+from tenant_runtime.workspace.access import Actor
 from tenant_runtime.workspace.models import Operation
 
 

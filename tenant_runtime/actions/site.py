@@ -8,10 +8,10 @@ from sqlmodel import Session
 
 from tenant_runtime import audit
 from tenant_runtime.actions.operations import new_operation, new_operation_id
-from tenant_runtime.workspace.access import Actor
 from tenant_runtime.errors import BadRequest
 from tenant_runtime.ids import utcnow
 from tenant_runtime.workflows import SeedExampleSiteParameters
+from tenant_runtime.workspace.access import Actor
 from tenant_runtime.workspace.models import Operation, SiteState
 
 

@@ -34,8 +34,9 @@ def validate_content(name: str, content: Any) -> Any:
     """Check a resource's content shape; returns the normalized content."""
     if name == "theme":
         if not isinstance(content, dict) or content.get("name") not in THEMES:
-            raise BadRequest("theme is {\"name\": <installed theme>}.", details={"allowed": list(THEMES)},
-                             code="theme_not_found")
+            raise BadRequest(
+                'theme is {"name": <installed theme>}.', details={"allowed": list(THEMES)}, code="theme_not_found"
+            )
         return {"name": content["name"]}
     if not isinstance(content, list) or len(content) > MAX_ITEMS:
         raise BadRequest(f"{name} is a list of at most {MAX_ITEMS} items.", details={"resource": name})
@@ -55,8 +56,9 @@ def validate_content(name: str, content: Any) -> Any:
             status = item.get("status", 301)
             if status not in (301, 302, 307, 308):
                 raise BadRequest(f"redirects[{index}].status is 301, 302, 307 or 308.", details={"index": index})
-            items.append({"from": source, "to": _check_href(item.get("to"), f"redirects[{index}].to"),
-                          "status": status})
+            items.append(
+                {"from": source, "to": _check_href(item.get("to"), f"redirects[{index}].to"), "status": status}
+            )
     return items
 
 

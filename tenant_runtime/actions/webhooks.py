@@ -22,19 +22,22 @@ MIN_SECRET, MAX_SECRET = 16, 200
 
 def _check_url(url: str) -> str:
     if not isinstance(url, str) or not url or len(url) > MAX_URL or not url.isprintable() or " " in url:
-        raise BadRequest(f"A webhook URL is 1-{MAX_URL} printable characters.", details={"field": "url"},
-                         code="invalid_webhook_url")
+        raise BadRequest(
+            f"A webhook URL is 1-{MAX_URL} printable characters.", details={"field": "url"}, code="invalid_webhook_url"
+        )
     try:
         parsed = httpx.URL(url)
     except (httpx.InvalidURL, ValueError):
         raise BadRequest("This is not a URL.", details={"field": "url"}, code="invalid_webhook_url") from None
     if parsed.scheme not in ("http", "https") or not parsed.host:
-        raise BadRequest("A webhook URL is an absolute http(s) URL.", details={"field": "url"},
-                         code="invalid_webhook_url")
+        raise BadRequest(
+            "A webhook URL is an absolute http(s) URL.", details={"field": "url"}, code="invalid_webhook_url"
+        )
     if parsed.userinfo:
         # Credentials in the URL would end up in proxies' logs; the signature is the authentication.
-        raise BadRequest("A webhook URL must not carry credentials.", details={"field": "url"},
-                         code="invalid_webhook_url")
+        raise BadRequest(
+            "A webhook URL must not carry credentials.", details={"field": "url"}, code="invalid_webhook_url"
+        )
     return url
 
 
@@ -42,8 +45,11 @@ def _check_events(events: Iterable[str]) -> list[str]:
     chosen = sorted(set(events))
     unknown = [e for e in chosen if e not in EVENTS]
     if not chosen or unknown:
-        raise BadRequest("Unknown or missing webhook events.", details={"allowed": sorted(EVENTS), "unknown": unknown},
-                         code="invalid_webhook_events")
+        raise BadRequest(
+            "Unknown or missing webhook events.",
+            details={"allowed": sorted(EVENTS), "unknown": unknown},
+            code="invalid_webhook_events",
+        )
     return chosen
 
 
@@ -51,8 +57,11 @@ def _check_secret(secret: str | None) -> str:
     if secret is None:
         return secrets.token_urlsafe(32)
     if not MIN_SECRET <= len(secret) <= MAX_SECRET or not secret.isprintable():
-        raise BadRequest(f"A webhook secret is {MIN_SECRET}-{MAX_SECRET} printable characters.",
-                         details={"field": "secret"}, code="invalid_webhook_secret")
+        raise BadRequest(
+            f"A webhook secret is {MIN_SECRET}-{MAX_SECRET} printable characters.",
+            details={"field": "secret"},
+            code="invalid_webhook_secret",
+        )
     return secret
 
 
@@ -61,13 +70,15 @@ def register_webhook(
 ) -> tuple[WebhookEndpoint, str]:
     """Add an enabled endpoint; returns it and its signing secret (shown to the caller once)."""
     actor.require("site.admin")
-    endpoint = WebhookEndpoint(url=_check_url(url), secret=_check_secret(secret), events=_check_events(events),
-                               created_by=actor.id)
+    endpoint = WebhookEndpoint(
+        url=_check_url(url), secret=_check_secret(secret), events=_check_events(events), created_by=actor.id
+    )
     tx.add(endpoint)
     tx.flush()
     # The audit row names the endpoint and its events, never the secret.
-    audit.record(tx, "plugin.webhook.register", actor, "webhook_endpoint", endpoint.id, url=endpoint.url,
-                 events=endpoint.events)
+    audit.record(
+        tx, "plugin.webhook.register", actor, "webhook_endpoint", endpoint.id, url=endpoint.url, events=endpoint.events
+    )
     return endpoint, endpoint.secret
 
 

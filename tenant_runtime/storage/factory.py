@@ -54,8 +54,13 @@ def build_object_store(settings: StorageSettings) -> ObjectStore:
     if settings.kind == "s3":
         assert settings.s3_bucket is not None  # checked by the settings
         secret = settings.s3_secret_key.get_secret_value() if settings.s3_secret_key is not None else None
-        return S3Store(settings.s3_bucket, endpoint_url=settings.s3_endpoint_url, region=settings.s3_region,
-                       access_key=settings.s3_access_key, secret_key=secret)
+        return S3Store(
+            settings.s3_bucket,
+            endpoint_url=settings.s3_endpoint_url,
+            region=settings.s3_region,
+            access_key=settings.s3_access_key,
+            secret_key=secret,
+        )
     if settings.root is None:
         raise ValueError("the filesystem object store needs a root directory")
     return FilesystemStore(settings.root)

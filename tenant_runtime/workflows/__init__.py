@@ -1,14 +1,14 @@
 """The typed workflow contract between actions, dispatch and flows.
 
-    names.py       Workflow: the name of every flow (the twelve, the batch and
-                   release deliveries, the lane flow)
-    parameters.py  one frozen parameters model per workflow (RunParameters and
-                   its subclasses); an action builds it, the operation row stores
-                   it, the relay sends it, the claim compares it, the flow takes it
-    outcomes.py    RunOutcome: what every run returns, one MemberOutcome per
-                   operation it carries; settlement reads it
-    registry.py    WORKFLOWS (built: model, operation kind, run key), PLANNED
-                   (named, built by an open issue), run-parameter encoding
+names.py       Workflow: the name of every flow (the twelve, the batch and
+               release deliveries, the lane flow)
+parameters.py  one frozen parameters model per workflow (RunParameters and
+               its subclasses); an action builds it, the operation row stores
+               it, the relay sends it, the claim compares it, the flow takes it
+outcomes.py    RunOutcome: what every run returns, one MemberOutcome per
+               operation it carries; settlement reads it
+registry.py    WORKFLOWS (built: model, operation kind, run key), PLANNED
+               (named, built by an open issue), run-parameter encoding
 """
 
 from tenant_runtime.workflows.names import Workflow

@@ -54,13 +54,18 @@ class RunOutcome(Frozen):
     facts: dict[str, JsonValue] = Field(default_factory=dict)
 
     @classmethod
-    def of(cls, operation_id: str, status: MemberStatus, failure: Failure | None = None,
-           **facts: JsonValue) -> RunOutcome:
+    def of(
+        cls, operation_id: str, status: MemberStatus, failure: Failure | None = None, **facts: JsonValue
+    ) -> RunOutcome:
         """The outcome of a run that carries one operation."""
         return cls(members={operation_id: MemberOutcome(status=status, failure=failure)}, facts=facts)
 
 
-SUCCEEDED, SUPERSEDED, FAILED, DEAD = (MemberStatus.SUCCEEDED, MemberStatus.SUPERSEDED, MemberStatus.FAILED,
-                                       MemberStatus.DEAD)
+SUCCEEDED, SUPERSEDED, FAILED, DEAD = (
+    MemberStatus.SUCCEEDED,
+    MemberStatus.SUPERSEDED,
+    MemberStatus.FAILED,
+    MemberStatus.DEAD,
+)
 
 __all__ = ["DEAD", "FAILED", "SUCCEEDED", "SUPERSEDED", "Failure", "MemberOutcome", "MemberStatus", "RunOutcome"]

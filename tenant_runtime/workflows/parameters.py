@@ -90,8 +90,11 @@ class PublishBatchParameters(RunParameters):
         # Each member was committed as a publish_document operation; the batch run must name
         # its document version (its own generation may be older than the batch's).
         return tuple(
-            Carried(operation_id=m.operation_id, workflow="publish_document",
-                    fields={"tenant": self.tenant, "document_id": m.document_id, "version": m.version})
+            Carried(
+                operation_id=m.operation_id,
+                workflow="publish_document",
+                fields={"tenant": self.tenant, "document_id": m.document_id, "version": m.version},
+            )
             for m in self.members
         )
 
@@ -125,7 +128,7 @@ class RebuildSearchIndexParameters(RunParameters):
 
 
 __all__ = [
-        "Carried",
+    "Carried",
     "DeliverReleaseParameters",
     "DeliveryItem",
     "DocumentVersion",

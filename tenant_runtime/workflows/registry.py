@@ -52,17 +52,23 @@ class WorkflowSpec:
 WORKFLOWS: dict[Workflow, WorkflowSpec] = {
     spec.workflow: spec
     for spec in (
-        WorkflowSpec(Workflow.PUBLISH_DOCUMENT, PublishDocumentParameters, "publish", "publish",
-                     refreshes_aggregates=True),
+        WorkflowSpec(
+            Workflow.PUBLISH_DOCUMENT, PublishDocumentParameters, "publish", "publish", refreshes_aggregates=True
+        ),
         WorkflowSpec(Workflow.PUBLISH_BATCH, PublishBatchParameters, "publish", None, refreshes_aggregates=True),
-        WorkflowSpec(Workflow.UNPUBLISH_DOCUMENT, UnpublishDocumentParameters, "unpublish", "unpublish",
-                     refreshes_aggregates=True),
-        WorkflowSpec(Workflow.DELIVER_RELEASE, DeliverReleaseParameters, "release", "release",
-                     refreshes_aggregates=True),
+        WorkflowSpec(
+            Workflow.UNPUBLISH_DOCUMENT,
+            UnpublishDocumentParameters,
+            "unpublish",
+            "unpublish",
+            refreshes_aggregates=True,
+        ),
+        WorkflowSpec(
+            Workflow.DELIVER_RELEASE, DeliverReleaseParameters, "release", "release", refreshes_aggregates=True
+        ),
         WorkflowSpec(Workflow.SCHEDULED_PUBLISH, ScheduledPublishParameters, "release", "release"),
         WorkflowSpec(Workflow.SEED_EXAMPLE_SITE, SeedExampleSiteParameters, "seed", "seed"),
-        WorkflowSpec(Workflow.REBUILD_SEARCH_INDEX, RebuildSearchIndexParameters, "search_rebuild",
-                     "search-rebuild"),
+        WorkflowSpec(Workflow.REBUILD_SEARCH_INDEX, RebuildSearchIndexParameters, "search_rebuild", "search-rebuild"),
     )
 }
 
@@ -109,18 +115,24 @@ def parameters_from_run(workflow: Workflow | str, run_parameters: Mapping[str, A
     try:
         return model.model_validate(raw)
     except ValidationError as exc:
-        raise ClaimRejected("The run's parameters do not fit its workflow.",
-                            details={"workflow": str(workflow), "errors": _errors(exc)}) from None
+        raise ClaimRejected(
+            "The run's parameters do not fit its workflow.", details={"workflow": str(workflow), "errors": _errors(exc)}
+        ) from None
 
 
 def _legacy(workflow: Workflow | str, flat: Mapping[str, Any]) -> dict[str, Any]:
     """Runs created before the typed contract passed flat parameters (a batch as two lists)."""
     if workflow == Workflow.PUBLISH_BATCH and "operations" in flat:
-        members = [{"operation_id": op, "document_id": doc, "version": version}
-                   for op, (doc, version) in zip(flat.get("operations") or [], flat.get("documents") or [],
-                                                 strict=False)]
-        return {"tenant": flat.get("tenant"), "operation_id": flat.get("operation_id"), "members": members,
-                "generation": flat.get("generation", 0)}
+        members = [
+            {"operation_id": op, "document_id": doc, "version": version}
+            for op, (doc, version) in zip(flat.get("operations") or [], flat.get("documents") or [], strict=False)
+        ]
+        return {
+            "tenant": flat.get("tenant"),
+            "operation_id": flat.get("operation_id"),
+            "members": members,
+            "generation": flat.get("generation", 0),
+        }
     return dict(flat)
 
 

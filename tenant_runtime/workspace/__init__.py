@@ -1,6 +1,6 @@
 """One tenant's workspace: its database, its object-store view, its cache view."""
 
-from tenant_runtime.workspace.access import Actor, ROLE_PERMISSIONS, SYSTEM
+from tenant_runtime.workspace.access import ROLE_PERMISSIONS, SYSTEM, Actor
 from tenant_runtime.workspace.delivery_models import AggregateState, WebhookDelivery, WebhookEndpoint
 from tenant_runtime.workspace.models import (
     Attempt,

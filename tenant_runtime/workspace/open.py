@@ -60,10 +60,7 @@ _READS = "pressroom_reads"
 
 
 def _sqlite_engine(path: Path, *, busy_timeout_ms: int, read_only: bool) -> Engine:
-    if read_only:
-        url = f"sqlite:///file:{path}?mode=ro&uri=true"
-    else:
-        url = f"sqlite:///{path}"
+    url = f"sqlite:///file:{path}?mode=ro&uri=true" if read_only else f"sqlite:///{path}"
     # NullPool: a connection per unit of work, so thousands of idle tenants hold no file handles.
     engine = create_engine(url, poolclass=NullPool, connect_args={"check_same_thread": False})
 
@@ -172,7 +169,8 @@ def _ensure_current(tenant: str, engine: Engine) -> MigrationResult:
     result = ensure_current(engine)
     if result.upgraded:
         structlog.get_logger("pressroom.workspace").info(
-            "workspace.migrated", tenant=tenant, from_revision=result.from_revision, to_revision=result.to_revision)
+            "workspace.migrated", tenant=tenant, from_revision=result.from_revision, to_revision=result.to_revision
+        )
     return result
 
 
@@ -235,7 +233,7 @@ def migrate_workspaces(
     for tenant in list_tenants(settings):
         try:
             outcome = TenantMigration(tenant, upgrade_workspace(tenant, settings))
-        except Exception as exc:  # noqa: BLE001 — reported per tenant; the rest still get upgraded
+        except Exception as exc:
             outcome = TenantMigration(tenant, None, f"{type(exc).__name__}: {exc}")
         outcomes.append(outcome)
         if progress is not None:

@@ -47,5 +47,10 @@ def ensure_search_schema(engine: Engine) -> None:
         create_search_tables(connection)
 
 
-__all__ = ["SEARCH_DOCUMENT_TABLE", "SEARCH_INDEX_TABLE", "SEARCH_TABLES", "create_search_tables",
-           "ensure_search_schema"]
+__all__ = [
+    "SEARCH_DOCUMENT_TABLE",
+    "SEARCH_INDEX_TABLE",
+    "SEARCH_TABLES",
+    "create_search_tables",
+    "ensure_search_schema",
+]

@@ -49,23 +49,28 @@ def test_unknown_paths_are_json_404s(api: TestClient[Any]) -> None:
     assert_error(api.get("/api/nothing-here"), 404, "not_found")
 
 
-@pytest.mark.parametrize(("content_type", "status", "code"), [
-    ("text/plain", 415, "unsupported_media_type"),
-    ("application/x-www-form-urlencoded", 415, "unsupported_media_type"),
-    ("multipart/form-data; boundary=x", 415, "unsupported_media_type"),
-    ("text/html", 415, "unsupported_media_type"),
-    ("application/xml", 415, "unsupported_media_type"),
-    ("", 415, "unsupported_media_type"),
-    ("application/json; charset=utf-8", 201, None),
-    ("Application/JSON", 201, None),
-    ("application/vnd.pressroom+json", 201, None),
-])
-def test_bodies_must_be_declared_json(api: TestClient[Any], owner: dict[str, str], content_type: str,
-                                      status: int, code: str | None) -> None:
+@pytest.mark.parametrize(
+    ("content_type", "status", "code"),
+    [
+        ("text/plain", 415, "unsupported_media_type"),
+        ("application/x-www-form-urlencoded", 415, "unsupported_media_type"),
+        ("multipart/form-data; boundary=x", 415, "unsupported_media_type"),
+        ("text/html", 415, "unsupported_media_type"),
+        ("application/xml", 415, "unsupported_media_type"),
+        ("", 415, "unsupported_media_type"),
+        ("application/json; charset=utf-8", 201, None),
+        ("Application/JSON", 201, None),
+        ("application/vnd.pressroom+json", 201, None),
+    ],
+)
+def test_bodies_must_be_declared_json(
+    api: TestClient[Any], owner: dict[str, str], content_type: str, status: int, code: str | None
+) -> None:
     headers = {**owner, "content-type": content_type}
     slug = f"ct-{abs(hash(content_type))}"
-    response = api.post("/api/tenants/acme/documents", content=f'{{"slug": "{slug}", "title": "A"}}'.encode(),
-                        headers=headers)
+    response = api.post(
+        "/api/tenants/acme/documents", content=f'{{"slug": "{slug}", "title": "A"}}'.encode(), headers=headers
+    )
     if code is None:
         assert response.status_code == status, response.text
     else:
@@ -76,16 +81,21 @@ def test_bodies_must_be_declared_json(api: TestClient[Any], owner: dict[str, str
 def test_a_command_without_a_body_needs_no_content_type(api: TestClient[Any], owner: dict[str, str]) -> None:
     doc = api.post("/api/tenants/acme/documents", json={"slug": "no-body", "title": "A"}, headers=owner).json()
     # Past the content-type rule, to the command's own answer.
-    assert_error(api.post(f"/api/tenants/acme/documents/{doc['id']}/publish", headers=owner), 400,
-                 "confirmation_required")
+    assert_error(
+        api.post(f"/api/tenants/acme/documents/{doc['id']}/publish", headers=owner), 400, "confirmation_required"
+    )
 
 
 def test_the_openapi_document_declares_the_error_shape_and_bearer_auth(api: TestClient[Any]) -> None:
     schema = api.get("/schema/openapi.json").json()
     assert schema["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
     error_ref = {"$ref": "#/components/schemas/ErrorBody"}
-    operations = [(path, method, op) for path, item in schema["paths"].items() for method, op in item.items()
-                  if path.startswith(("/api/", "/ops/"))]
+    operations = [
+        (path, method, op)
+        for path, item in schema["paths"].items()
+        for method, op in item.items()
+        if path.startswith(("/api/", "/ops/"))
+    ]
     assert len(operations) >= 17
     for path, method, op in operations:
         assert op["security"] == [{"bearer": []}], (method, path)
@@ -103,25 +113,32 @@ def test_the_openapi_document_declares_the_error_shape_and_bearer_auth(api: Test
     assert components["DocumentCreate"]["additionalProperties"] is False
     assert components["DocumentUpdate"]["additionalProperties"] is False
     assert "additionalProperties" not in components["DocumentOut"]
-    status = next(p for p in schema["paths"]["/api/tenants/{tenant}/operations"]["get"]["parameters"]
-                  if p["name"] == "status")
+    status = next(
+        p for p in schema["paths"]["/api/tenants/{tenant}/operations"]["get"]["parameters"] if p["name"] == "status"
+    )
     assert "dead" in status["schema"]["enum"]
 
 
-def test_each_declared_error_status_is_answered_in_the_declared_shape(api: TestClient[Any],
-                                                                    owner: dict[str, str]) -> None:
+def test_each_declared_error_status_is_answered_in_the_declared_shape(
+    api: TestClient[Any], owner: dict[str, str]
+) -> None:
     viewer = api.post("/ops/tenants/acme/tokens", json={"role": "viewer"}, headers=OPERATOR).json()["token"]
     doc = api.post("/api/tenants/acme/documents", json={"slug": "statuses", "title": "A"}, headers=owner).json()
     url = "/api/tenants/acme/documents"
     assert_error(api.get(url), 401, "unauthorized")
-    assert_error(api.post(url, json={"slug": "b", "title": "B"}, headers={"Authorization": f"Bearer {viewer}"}),
-                 403, "forbidden")
+    assert_error(
+        api.post(url, json={"slug": "b", "title": "B"}, headers={"Authorization": f"Bearer {viewer}"}), 403, "forbidden"
+    )
     assert_error(api.get(f"{url}/doc_missing", headers=owner), 404, "not_found")
-    assert_error(api.put(f"{url}/{doc['id']}", json={"version": 9, "title": "B"}, headers=owner), 409,
-                 "version_conflict")
+    assert_error(
+        api.put(f"{url}/{doc['id']}", json={"version": 9, "title": "B"}, headers=owner), 409, "version_conflict"
+    )
     assert_error(api.post(url, json={"slug": "statuses", "title": "again"}, headers=owner), 409, "already_exists")
-    assert_error(api.post(url, json={"slug": "c", "title": "C", "body": "x" * 2_000_001}, headers=owner), 413,
-                 "payload_too_large")
+    assert_error(
+        api.post(url, json={"slug": "c", "title": "C", "body": "x" * 2_000_001}, headers=owner),
+        413,
+        "payload_too_large",
+    )
 
 
 @pytest.mark.parametrize("title", ["a\u0000b", "Title\n", "tab\there", "\u001b[31m", "   ", "", "x" * 301])

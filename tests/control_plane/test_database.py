@@ -10,8 +10,8 @@ from alembic.migration import MigrationContext
 from litestar.testing import TestClient
 
 from control_plane.app import create_app
-from control_plane.db import ControlPlaneModel, make_engine, upgrade
 from control_plane.container import Services
+from control_plane.db import ControlPlaneModel, make_engine, upgrade
 from tests.fixtures.stack import OPERATOR_TOKEN, make_settings
 
 pytestmark = pytest.mark.integration
@@ -38,8 +38,7 @@ def test_tenants_tokens_and_a_publish_work_on_each_database(control_plane_databa
         token = api.post("/ops/tenants/acme/tokens", json={"role": "editor"}, headers=operator).json()["token"]
         member = {"Authorization": f"Bearer {token}"}
         doc = api.post("/api/tenants/acme/documents", json={"slug": "hi", "title": "Hi"}, headers=member).json()
-        published = api.post(f"/api/tenants/acme/documents/{doc['id']}/publish", json={"confirm": True},
-                             headers=member)
+        published = api.post(f"/api/tenants/acme/documents/{doc['id']}/publish", json={"confirm": True}, headers=member)
         listed = api.get("/ops/tenants", headers=operator).json()
         forbidden = api.get("/ops/tenants", headers=member)
         bad_token = api.get("/api/tenants/acme/documents", headers={"Authorization": "Bearer nope"})

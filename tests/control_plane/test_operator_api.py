@@ -66,8 +66,13 @@ def test_operator_writes_are_audited_with_dotted_names_and_readable_by_filter(op
     ops.api.post("/ops/tenants/acme/resume", headers=OPERATOR)
 
     audit = ops.audit()
-    assert [e["action"] for e in audit] == ["tenant.resume", "tenant.suspend", "tenant.quota.set", "token.issue",
-                                            "tenant.create"]
+    assert [e["action"] for e in audit] == [
+        "tenant.resume",
+        "tenant.suspend",
+        "tenant.quota.set",
+        "token.issue",
+        "tenant.create",
+    ]
     assert {e["actor"] for e in audit} == {f"operator:{_operator_token_id(ops)}"}
     assert all(e["tenant"] == "acme" for e in audit)
     quota = next(e for e in audit if e["action"] == "tenant.quota.set")

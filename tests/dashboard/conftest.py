@@ -45,8 +45,16 @@ class Browser:
         self.last = response
         return response
 
-    def post(self, path: str, data: dict[str, Any] | None = None, *, origin: str | None = ORIGIN,
-             csrf: bool = True, headers: dict[str, str] | None = None, **kwargs: Any) -> httpx.Response:
+    def post(
+        self,
+        path: str,
+        data: dict[str, Any] | None = None,
+        *,
+        origin: str | None = ORIGIN,
+        csrf: bool = True,
+        headers: dict[str, str] | None = None,
+        **kwargs: Any,
+    ) -> httpx.Response:
         """POST a form as the page would: with the Origin header and the CSRF token unless told otherwise."""
         form = dict(data or {})
         if csrf:

@@ -84,8 +84,12 @@ def test_an_editor_publishes_a_post_from_the_dashboard(chromium: Browser, live_d
     try:
         _sign_in(page, live_dashboard, editor, screenshot="login")
         operation_id = _write_and_publish(
-            page, "Launch day", "launch", "We are **live**.\n\n- fast\n- offline\n\n<script>alert('x')</script>",
-            screenshots=True)
+            page,
+            "Launch day",
+            "launch",
+            "We are **live**.\n\n- fast\n- offline\n\n<script>alert('x')</script>",
+            screenshots=True,
+        )
         _reload_until_status(page, operation_id, "succeeded")
         run_link = page.locator(f'tr[id="{operation_id}"] a:has-text("Prefect run")')
         assert (run_link.get_attribute("href") or "").startswith(room.settings.dispatch.ui_url + "/runs/flow-run/")

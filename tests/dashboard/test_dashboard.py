@@ -9,10 +9,10 @@ import pytest
 from sqlmodel import Session
 
 from control_plane.dashboard.session import session_key
-from control_plane.settings import ControlPlaneSettings
-from tenant_runtime.config import SettingsError
 from control_plane.db.models import ApiToken
+from control_plane.settings import ControlPlaneSettings
 from tenant_runtime.actions import operations as operation_actions
+from tenant_runtime.config import SettingsError
 from tenant_runtime.workflows import Carried
 from tests.dashboard.conftest import Browser, Dashboard
 
@@ -136,8 +136,12 @@ def test_a_cross_origin_post_is_refused_even_with_the_token(dashboard: Dashboard
 def test_a_same_origin_referer_is_enough_without_origin(dashboard: Dashboard) -> None:
     browser = dashboard.browser(dashboard.tenant("acme"))
 
-    response = browser.post("/dashboard/sites/acme/documents", DOC, origin=None,
-                            headers={"Referer": "http://testserver.local/dashboard/sites/acme/documents/new"})
+    response = browser.post(
+        "/dashboard/sites/acme/documents",
+        DOC,
+        origin=None,
+        headers={"Referer": "http://testserver.local/dashboard/sites/acme/documents/new"},
+    )
 
     assert response.status_code == 200 and [d.slug for d in dashboard.documents("acme")] == ["launch"]
 
@@ -205,8 +209,10 @@ def test_a_viewer_cannot_publish_and_is_told_why(dashboard: Dashboard) -> None:
     assert "Publish…" not in viewer.get("/dashboard/sites/acme").text
 
     viewer.get(f"/dashboard/sites/acme/documents/{doc_id}/publish")
-    response = viewer.post(f"/dashboard/sites/acme/documents/{doc_id}/publish",
-                           {"confirm": "yes", "version": "1", "form_key": viewer.form_key})
+    response = viewer.post(
+        f"/dashboard/sites/acme/documents/{doc_id}/publish",
+        {"confirm": "yes", "version": "1", "form_key": viewer.form_key},
+    )
 
     assert "does not allow content.publish" in _flash(response.text) and "forbidden" in _flash(response.text)
     assert [d.status for d in dashboard.documents("acme")] == ["draft"]
@@ -218,8 +224,9 @@ def test_publishing_needs_the_confirmation_box(dashboard: Dashboard) -> None:
     doc_id = _create(browser, "acme")
     browser.get(f"/dashboard/sites/acme/documents/{doc_id}/publish")
 
-    response = browser.post(f"/dashboard/sites/acme/documents/{doc_id}/publish",
-                            {"version": "1", "form_key": browser.form_key})
+    response = browser.post(
+        f"/dashboard/sites/acme/documents/{doc_id}/publish", {"version": "1", "form_key": browser.form_key}
+    )
 
     assert response.url.path.endswith("/publish") and "Tick the confirmation box" in _flash(response.text)
     assert "confirmation_required" in response.text
@@ -281,8 +288,16 @@ def test_a_dead_operation_shows_its_error_and_can_be_retried(dashboard: Dashboar
     with dashboard.factory.open("acme").transaction() as tx:  # a delivery that failed for good
         carried = Carried(operation_id=operation.id, workflow=operation.flow_name, fields={})
         operation_actions.claim(tx, carried, flow_run_id="run-1")
-        operation_actions.fail(tx, operation.id, step="render_page", error_code="render_failed", error_message="theme broke",
-                 max_retries=5, next_attempt_at=None, permanent=True)
+        operation_actions.fail(
+            tx,
+            operation.id,
+            step="render_page",
+            error_code="render_failed",
+            error_message="theme broke",
+            max_retries=5,
+            next_attempt_at=None,
+            permanent=True,
+        )
 
     page = browser.get("/dashboard/sites/acme/operations?status=dead")
     assert 'data-status="dead"' in page.text and "render_failed" in page.text and "theme broke" in page.text

@@ -38,14 +38,19 @@ def test_every_built_workflow_has_a_deployment_and_no_planned_one_does(prefect_s
     asyncio.run(check())
 
 
-def test_runs_are_created_once_per_key_read_back_and_moved_between_states(
-        prefect_server: Any) -> None:
+def test_runs_are_created_once_per_key_read_back_and_moved_between_states(prefect_server: Any) -> None:
     tenant = f"gw-{secrets.token_hex(3)}"
-    parameters = PublishDocumentParameters(tenant=tenant, operation_id=f"op_{secrets.token_hex(4)}",
-                                           document_id="doc_1", version=1)
-    request = RunRequest(tenant=tenant, workflow=Workflow.PUBLISH_DOCUMENT, parameters=parameters,
-                         idempotency_key=f"publish:{parameters.operation_id}", tags=(f"tenant:{tenant}",),
-                         scheduled_time=utcnow().replace(year=utcnow().year + 1))
+    parameters = PublishDocumentParameters(
+        tenant=tenant, operation_id=f"op_{secrets.token_hex(4)}", document_id="doc_1", version=1
+    )
+    request = RunRequest(
+        tenant=tenant,
+        workflow=Workflow.PUBLISH_DOCUMENT,
+        parameters=parameters,
+        idempotency_key=f"publish:{parameters.operation_id}",
+        tags=(f"tenant:{tenant}",),
+        scheduled_time=utcnow().replace(year=utcnow().year + 1),
+    )
 
     async def check() -> None:
         async with PrefectGateway(_settings(prefect_server.api_url)) as gateway:

@@ -34,7 +34,8 @@ def _relay(factory: WorkspaceFactory, prefect: RecordingPrefect) -> Relay:
 
 
 def test_a_committed_publish_becomes_one_typed_run_on_its_tenants_queue(
-        workspace_factory: WorkspaceFactory, workspace: Workspace) -> None:
+    workspace_factory: WorkspaceFactory, workspace: Workspace
+) -> None:
     prefect = RecordingPrefect()
     relay = _relay(workspace_factory, prefect)
     operation = _publish(workspace, "news")
@@ -54,7 +55,8 @@ def test_a_committed_publish_becomes_one_typed_run_on_its_tenants_queue(
 
 
 def test_while_prefect_is_down_the_operation_stays_unsent_and_goes_later(
-        workspace_factory: WorkspaceFactory, workspace: Workspace) -> None:
+    workspace_factory: WorkspaceFactory, workspace: Workspace
+) -> None:
     prefect = RecordingPrefect(down=True)
     relay = _relay(workspace_factory, prefect)
     operation = _publish(workspace, "news")
@@ -70,7 +72,8 @@ def test_while_prefect_is_down_the_operation_stays_unsent_and_goes_later(
 
 
 def test_a_key_prefect_holds_with_other_parameters_is_never_adopted(
-        workspace_factory: WorkspaceFactory, workspace: Workspace) -> None:
+    workspace_factory: WorkspaceFactory, workspace: Workspace
+) -> None:
     prefect = RecordingPrefect()
     relay = _relay(workspace_factory, prefect)
     operation = _publish(workspace, "news")
@@ -87,7 +90,8 @@ def test_a_key_prefect_holds_with_other_parameters_is_never_adopted(
 
 
 def test_a_retry_sets_the_same_run_back_to_scheduled_instead_of_creating_one(
-        workspace_factory: WorkspaceFactory, workspace: Workspace) -> None:
+    workspace_factory: WorkspaceFactory, workspace: Workspace
+) -> None:
     prefect = RecordingPrefect()
     relay = _relay(workspace_factory, prefect)
     operation = _publish(workspace, "news")
@@ -96,8 +100,15 @@ def test_a_retry_sets_the_same_run_back_to_scheduled_instead_of_creating_one(
     assert run_id is not None
     with workspace.transaction() as tx:
         claim(tx, Carried(operation_id=operation.id, workflow=operation.flow_name, fields={}), flow_run_id=run_id)
-        fail(tx, operation.id, step="render_page", error_code="TimeoutError", error_message="slow", max_retries=5,
-             next_attempt_at=utcnow())
+        fail(
+            tx,
+            operation.id,
+            step="render_page",
+            error_code="TimeoutError",
+            error_message="slow",
+            max_retries=5,
+            next_attempt_at=utcnow(),
+        )
 
     assert asyncio.run(relay.relay_tenant("acme")) == 1
 

@@ -28,8 +28,9 @@ def prefect() -> RecordingPrefect:
 
 
 @pytest.fixture
-def client(workspace_factory: WorkspaceFactory, workspace: Workspace,
-           prefect: RecordingPrefect) -> Iterator[RuntimeClient]:
+def client(
+    workspace_factory: WorkspaceFactory, workspace: Workspace, prefect: RecordingPrefect
+) -> Iterator[RuntimeClient]:
     relay = Relay(workspace_factory, prefect, Coalescing())
     handoff = RelayHandoff(relay.relay_tenant, close=prefect.close)
     runtime = InProcessRuntime(workspace_factory, DispatchSettings(ui_url="http://prefect.test"), handoff)
@@ -37,8 +38,14 @@ def client(workspace_factory: WorkspaceFactory, workspace: Workspace,
     handoff.close()
 
 
-def _command(message: m.Message, *, key: str | None = None, quota: m.Quota | None = None,
-             actor: m.ActorRef = OWNER, scope: str = "test") -> m.Command:
+def _command(
+    message: m.Message,
+    *,
+    key: str | None = None,
+    quota: m.Quota | None = None,
+    actor: m.ActorRef = OWNER,
+    scope: str = "test",
+) -> m.Command:
     return m.Command(actor=actor, scope=scope, message=message, idempotency_key=key, quota=quota)
 
 
@@ -49,7 +56,8 @@ def _draft(client: RuntimeClient, slug: str = "news") -> str:
 
 
 def test_a_publish_commits_answers_at_once_and_reaches_prefect_through_the_hand_off(
-        client: RuntimeClient, prefect: RecordingPrefect, workspace_factory: WorkspaceFactory) -> None:
+    client: RuntimeClient, prefect: RecordingPrefect, workspace_factory: WorkspaceFactory
+) -> None:
     document_id = _draft(client)
 
     result = client.execute("acme", _command(m.PublishDocument(document_id=document_id), key="k1"))
@@ -60,8 +68,11 @@ def test_a_publish_commits_answers_at_once_and_reaches_prefect_through_the_hand_
     [call] = prefect.called("create_run")
     assert call["request"].parameters.operation_id == operation_id
     operation = client.operation("acme", VIEWER, operation_id)
-    assert operation.sent and operation.flow_run_id and operation.run_url == f"http://prefect.test/runs/flow-run/" \
-        f"{operation.flow_run_id}"
+    assert (
+        operation.sent
+        and operation.flow_run_id
+        and operation.run_url == f"http://prefect.test/runs/flow-run/{operation.flow_run_id}"
+    )
     assert operation.workflow == "publish_document" and operation.document_title == "News"
     # After commit, the page's cached render is purged so the new version shows at once.
     purger = workspace_factory.purger
@@ -69,7 +80,8 @@ def test_a_publish_commits_answers_at_once_and_reaches_prefect_through_the_hand_
 
 
 def test_a_repeated_key_answers_the_first_answer_and_another_body_under_it_is_refused(
-        client: RuntimeClient, prefect: RecordingPrefect) -> None:
+    client: RuntimeClient, prefect: RecordingPrefect
+) -> None:
     document_id = _draft(client)
     first = client.execute("acme", _command(m.PublishDocument(document_id=document_id), key="k1"))
     again = client.execute("acme", _command(m.PublishDocument(document_id=document_id), key="k1"))

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from flows.steps import StepFailed
 from dispatch.settlement import RunFailed, read_outcome, verdicts
+from flows.steps import StepFailed
 from tenant_runtime.workflows import DEAD, SUCCEEDED, SUPERSEDED, Failure, MemberOutcome, RunOutcome
 
 
 def test_a_completed_run_gives_each_member_its_own_outcome() -> None:
-    outcome = RunOutcome(members={"op_1": MemberOutcome(status=SUCCEEDED),
-                                  "op_2": MemberOutcome(status=SUPERSEDED)})
+    outcome = RunOutcome(members={"op_1": MemberOutcome(status=SUCCEEDED), "op_2": MemberOutcome(status=SUPERSEDED)})
 
     read = read_outcome(True, outcome)
 

@@ -14,8 +14,9 @@ def _key(step: str, **parameters: Any) -> str:
 
 
 def _items(*versions: int) -> tuple[DeliveryItem, ...]:
-    return tuple(DeliveryItem(operation_id="op_1", document_id=f"doc_{n}", version=v)
-                 for n, v in enumerate(versions, start=1))
+    return tuple(
+        DeliveryItem(operation_id="op_1", document_id=f"doc_{n}", version=v) for n, v in enumerate(versions, start=1)
+    )
 
 
 def test_keys_start_with_the_tenant_the_run_and_the_step() -> None:
@@ -27,8 +28,13 @@ def test_keys_start_with_the_tenant_the_run_and_the_step() -> None:
 
 def test_every_part_tells_keys_apart() -> None:
     base: dict[str, Any] = {"tenant": "acme", "run_id": "op_1", "items": _items(1)}
-    variants = [base, {**base, "tenant": "globex"}, {**base, "run_id": "op_2"}, {**base, "items": _items(2)},
-                {**base, "items": _items(1, 1)}]
+    variants = [
+        base,
+        {**base, "tenant": "globex"},
+        {**base, "run_id": "op_2"},
+        {**base, "items": _items(2)},
+        {**base, "items": _items(1, 1)},
+    ]
 
     keys = {_key("index_search", **params) for params in variants} | {_key("notify_plugins", **base)}
 

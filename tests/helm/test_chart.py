@@ -118,8 +118,14 @@ def test_rendered_manifests_validate_strictly(rendered: Rendered, version: str) 
     validator = Path(sys.executable).parent / "kubernetes-validate"
     if not validator.exists():
         pytest.fail(f"{validator} is missing: install the dev extras (`make install`)", pytrace=False)
-    result = subprocess.run([str(validator), "--strict", "-k", version, "-"], input=rendered.text,
-                            capture_output=True, text=True, timeout=120, check=False)
+    result = subprocess.run(
+        [str(validator), "--strict", "-k", version, "-"],
+        input=rendered.text,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     lines = result.stdout.splitlines()
     assert result.returncode == 0, result.stdout + result.stderr
     # A kind without a schema is only a WARN (exit 0): demand a pass for every object.
@@ -130,13 +136,19 @@ def test_rendered_manifests_validate_strictly(rendered: Rendered, version: str) 
 def test_default_values_render_every_component(default_render: Rendered) -> None:
     kinds = {(obj["kind"], obj["metadata"]["name"]) for obj in default_render.objects}
     assert {
-        ("Deployment", f"{PREFIX}-prefect"), ("Service", f"{PREFIX}-prefect"),
-        ("Deployment", f"{PREFIX}-control-plane"), ("Service", f"{PREFIX}-control-plane"),
+        ("Deployment", f"{PREFIX}-prefect"),
+        ("Service", f"{PREFIX}-prefect"),
+        ("Deployment", f"{PREFIX}-control-plane"),
+        ("Service", f"{PREFIX}-control-plane"),
         ("PodDisruptionBudget", f"{PREFIX}-control-plane"),
-        ("Deployment", f"{PREFIX}-site"), ("Service", f"{PREFIX}-site"),
+        ("Deployment", f"{PREFIX}-site"),
+        ("Service", f"{PREFIX}-site"),
         ("Deployment", f"{PREFIX}-worker-all"),
-        ("Job", f"{PREFIX}-migrate"), ("ServiceAccount", PREFIX),
-        ("ConfigMap", f"{PREFIX}-env"), ("Secret", f"{PREFIX}-auth"), ("PersistentVolumeClaim", f"{PREFIX}-data"),
+        ("Job", f"{PREFIX}-migrate"),
+        ("ServiceAccount", PREFIX),
+        ("ConfigMap", f"{PREFIX}-env"),
+        ("Secret", f"{PREFIX}-auth"),
+        ("PersistentVolumeClaim", f"{PREFIX}-data"),
     } <= kinds
     assert not any(name.endswith(("-varnish", "-postgresql")) for _, name in kinds)
 
@@ -158,7 +170,15 @@ def test_worker_shards_run_the_worker_for_their_tenants(full_render: Rendered) -
     shard = full_render.get("Deployment", f"{PREFIX}-worker-shard-a")
     container = main_container(shard)
     assert container["command"] + container["args"] == [
-        "python", "-m", "control_plane.cli", "worker", "--tenant", "acme", "--tenant", "globex"]
+        "python",
+        "-m",
+        "control_plane.cli",
+        "worker",
+        "--tenant",
+        "acme",
+        "--tenant",
+        "globex",
+    ]
     assert shard["spec"]["replicas"] == 2
     catch_all = main_container(full_render.get("Deployment", f"{PREFIX}-worker-all"))
     assert catch_all["args"] == ["worker"]
@@ -194,8 +214,16 @@ def test_configmap_sets_only_settings_the_code_reads(rendered: Rendered) -> None
     known = _settings_env_names()
     pressroom_names = {name for name in data if name.startswith("PRESSROOM_")}
     assert pressroom_names <= known, f"unknown settings: {sorted(pressroom_names - known)}"
-    assert {"PRESSROOM_DATA_DIR", "PRESSROOM_SITE_URL", "PRESSROOM_PURGE_URL", "PRESSROOM_OBJECT_STORE",
-            "PRESSROOM_S3_BUCKET", "PRESSROOM_S3_REGION", "PRESSROOM_HOST", "PRESSROOM_SITE_HOST"} <= pressroom_names
+    assert {
+        "PRESSROOM_DATA_DIR",
+        "PRESSROOM_SITE_URL",
+        "PRESSROOM_PURGE_URL",
+        "PRESSROOM_OBJECT_STORE",
+        "PRESSROOM_S3_BUCKET",
+        "PRESSROOM_S3_REGION",
+        "PRESSROOM_HOST",
+        "PRESSROOM_SITE_HOST",
+    } <= pressroom_names
     assert data["PREFECT_API_URL"] == f"http://{PREFIX}-prefect:4200/api"
     assert data["PREFECT_SERVER_ANALYTICS_ENABLED"] == "false"
     assert data["DO_NOT_TRACK"] == "1"
@@ -204,17 +232,20 @@ def test_configmap_sets_only_settings_the_code_reads(rendered: Rendered) -> None
 
 
 def test_purges_go_to_varnish_when_it_fronts_the_site(default_render: Rendered, full_render: Rendered) -> None:
-    assert default_render.get("ConfigMap", f"{PREFIX}-env")["data"]["PRESSROOM_PURGE_URL"] == \
-        f"http://{PREFIX}-site:8080/"
+    assert (
+        default_render.get("ConfigMap", f"{PREFIX}-env")["data"]["PRESSROOM_PURGE_URL"] == f"http://{PREFIX}-site:8080/"
+    )
     assert full_render.get("ConfigMap", f"{PREFIX}-env")["data"]["PRESSROOM_PURGE_URL"] == f"http://{PREFIX}-varnish/"
-    assert full_render.get("ConfigMap", f"{PREFIX}-env")["data"]["PRESSROOM_S3_ENDPOINT_URL"] == \
-        "http://s3.storage:8333"
+    assert (
+        full_render.get("ConfigMap", f"{PREFIX}-env")["data"]["PRESSROOM_S3_ENDPOINT_URL"] == "http://s3.storage:8333"
+    )
 
 
 def test_secrets_reach_only_the_processes_that_need_them(full_render: Rendered) -> None:
     control = container_env(main_container(full_render.get("Deployment", f"{PREFIX}-control-plane")))
     assert control["PRESSROOM_DATABASE_URL"] == (
-        f"postgresql+psycopg://pressroom:$(PRESSROOM_DB_PASSWORD)@{PREFIX}-postgresql:5432/pressroom")
+        f"postgresql+psycopg://pressroom:$(PRESSROOM_DB_PASSWORD)@{PREFIX}-postgresql:5432/pressroom"
+    )
     assert control["PRESSROOM_DB_PASSWORD"] == {"secretKeyRef": {"name": f"{PREFIX}-postgresql", "key": "password"}}
     assert control["PRESSROOM_OPERATOR_TOKEN"]["secretKeyRef"]["name"] == f"{PREFIX}-auth"
     for name in ("PRESSROOM_S3_ACCESS_KEY", "PRESSROOM_S3_SECRET_KEY"):
@@ -228,16 +259,18 @@ def test_secrets_reach_only_the_processes_that_need_them(full_render: Rendered) 
         assert "PRESSROOM_PURGE_SECRET" in env and "PRESSROOM_S3_SECRET_KEY" in env
         assert "PRESSROOM_DATABASE_URL" not in env and "PRESSROOM_OPERATOR_TOKEN" not in env
     secret_values = [value for obj in full_render.of_kind("ConfigMap") for value in obj["data"].values()]
-    assert not any("shh" == value for value in secret_values)
+    assert not any(value == "shh" for value in secret_values)
 
 
 def test_default_database_urls_come_from_an_existing_secret(default_render: Rendered) -> None:
     control = container_env(main_container(default_render.get("Deployment", f"{PREFIX}-control-plane")))
     assert control["PRESSROOM_DATABASE_URL"] == {
-        "secretKeyRef": {"name": "pressroom-database", "key": "PRESSROOM_DATABASE_URL"}}
+        "secretKeyRef": {"name": "pressroom-database", "key": "PRESSROOM_DATABASE_URL"}
+    }
     prefect = container_env(main_container(default_render.get("Deployment", f"{PREFIX}-prefect")))
     assert prefect["PREFECT_API_DATABASE_CONNECTION_URL"] == {
-        "secretKeyRef": {"name": "pressroom-database", "key": "PREFECT_API_DATABASE_CONNECTION_URL"}}
+        "secretKeyRef": {"name": "pressroom-database", "key": "PREFECT_API_DATABASE_CONNECTION_URL"}
+    }
 
 
 def test_no_container_runs_as_root_or_writes_its_root_filesystem(rendered: Rendered) -> None:
@@ -258,8 +291,12 @@ def test_no_container_runs_as_root_or_writes_its_root_filesystem(rendered: Rende
 
 
 def test_http_services_are_probed_on_their_health_endpoints(full_render: Rendered) -> None:
-    for name, path in ((f"{PREFIX}-control-plane", "/healthz"), (f"{PREFIX}-site", "/healthz"),
-                       (f"{PREFIX}-prefect", "/api/health"), (f"{PREFIX}-varnish", "/healthz")):
+    for name, path in (
+        (f"{PREFIX}-control-plane", "/healthz"),
+        (f"{PREFIX}-site", "/healthz"),
+        (f"{PREFIX}-prefect", "/api/health"),
+        (f"{PREFIX}-varnish", "/healthz"),
+    ):
         container = main_container(full_render.get("Deployment", name))
         assert container["readinessProbe"]["httpGet"]["path"] == path, name
         assert "livenessProbe" in container, name
@@ -273,11 +310,9 @@ def test_image_comes_from_values(helm_binary: Path) -> None:
 
 def test_migrations_run_as_a_hook_before_install_and_upgrade(default_render: Rendered, full_render: Rendered) -> None:
     hook = "helm.sh/hook"
-    assert default_render.get("Job", f"{PREFIX}-migrate")["metadata"]["annotations"][hook] == \
-        "pre-install,pre-upgrade"
+    assert default_render.get("Job", f"{PREFIX}-migrate")["metadata"]["annotations"][hook] == "pre-install,pre-upgrade"
     # The bundled PostgreSQL is itself part of the release, so it exists only after install.
-    assert full_render.get("Job", f"{PREFIX}-migrate")["metadata"]["annotations"][hook] == \
-        "post-install,pre-upgrade"
+    assert full_render.get("Job", f"{PREFIX}-migrate")["metadata"]["annotations"][hook] == "post-install,pre-upgrade"
 
 
 def test_control_plane_has_a_disruption_budget_and_a_service_account(default_render: Rendered) -> None:
@@ -293,8 +328,8 @@ def test_control_plane_has_a_disruption_budget_and_a_service_account(default_ren
     [
         ("workers[0].name=Bad_Name", "must be a DNS label"),
         ("workers[0].name=ok,workers[0].tenants={Acme}", "is not a tenant slug"),
-        ("auth.purgeSecret=a\"b", "auth.purgeSecret may only hold"),
-        ("varnish.enabled=true,varnish.purgeAllowedCidrs={evil\"}", "is not an IP address or CIDR"),
+        ('auth.purgeSecret=a"b', "auth.purgeSecret may only hold"),
+        ('varnish.enabled=true,varnish.purgeAllowedCidrs={evil"}', "is not an IP address or CIDR"),
     ],
 )
 def test_bad_values_fail_with_a_message(helm_binary: Path, setting: str, message: str) -> None:
@@ -307,8 +342,9 @@ def test_bad_values_fail_with_a_message(helm_binary: Path, setting: str, message
 
 
 def test_the_chart_ships_the_package_vcl() -> None:
-    assert (CHART / "files" / "varnish.vcl").read_bytes() == \
-        (REPO / "tenant_runtime" / "edge" / "varnish.vcl").read_bytes()
+    assert (CHART / "files" / "varnish.vcl").read_bytes() == (
+        REPO / "tenant_runtime" / "edge" / "varnish.vcl"
+    ).read_bytes()
 
 
 def test_the_varnish_start_script_fills_in_the_secret_and_the_vcl_compiles(
@@ -328,8 +364,8 @@ def test_the_varnish_start_script_fills_in_the_secret_and_the_vcl_compiles(
     shim = tmp_path / "bin" / "varnishd"
     shim.parent.mkdir()
     shim.write_text(
-        "#!/bin/sh\nwhile [ $# -gt 0 ]; do if [ \"$1\" = -f ]; then vcl=$2; fi; shift; done\n"
-        f"exec {varnishd_binary()} -C {' '.join(NO_JAIL)} -n {work}/compile -f \"$vcl\" >/dev/null\n"
+        '#!/bin/sh\nwhile [ $# -gt 0 ]; do if [ "$1" = -f ]; then vcl=$2; fi; shift; done\n'
+        f'exec {varnishd_binary()} -C {" ".join(NO_JAIL)} -n {work}/compile -f "$vcl" >/dev/null\n'
     )
     shim.chmod(0o755)
     env = {"PATH": f"{shim.parent}:/usr/bin:/bin:/usr/sbin", "PURGE_SECRET": "c2VjcmV0+/="}
@@ -338,6 +374,12 @@ def test_the_varnish_start_script_fills_in_the_secret_and_the_vcl_compiles(
     vcl = (work / "pressroom.vcl").read_text()
     assert 'req.http.x-purge-secret != "c2VjcmV0+/="' in vcl and "${" not in vcl
 
-    refused = subprocess.run(["sh", "-c", script], env={**env, "PURGE_SECRET": 'bad"secret'},
-                             capture_output=True, text=True, timeout=60, check=False)
+    refused = subprocess.run(
+        ["sh", "-c", script],
+        env={**env, "PURGE_SECRET": 'bad"secret'},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert refused.returncode == 1 and "may only hold" in refused.stderr

@@ -30,7 +30,9 @@ async def _runs_by_operation(tenant: str) -> Counter[str]:
         while True:
             page = await client.read_flow_runs(
                 flow_run_filter=FlowRunFilter(tags=FlowRunFilterTags(all_=[f"tenant:{tenant}"])),
-                limit=200, offset=offset)
+                limit=200,
+                offset=offset,
+            )
             runs += page
             offset += len(page)
             if len(page) < 200:
@@ -74,15 +76,18 @@ def test_every_publish_ends_terminal_exactly_once_under_faults(pressroom: Pressr
     while len(final) < PUBLISHES:
         assert time.monotonic() < deadline, f"{PUBLISHES - len(final)} operations never finished"
         for tenant in tenants:
-            listed = pressroom.api.get(f"/api/tenants/{tenant.slug}/operations?limit=500",
-                                       headers=tenant.headers).json()
+            listed = pressroom.api.get(
+                f"/api/tenants/{tenant.slug}/operations?limit=500", headers=tenant.headers
+            ).json()
             for op in listed:
                 if op["status"] in TERMINAL:
                     final[op["id"]] = op
         time.sleep(1)
 
-    print(f"{PUBLISHES} publishes submitted in {submitted_at - started:.1f} s; all terminal "
-          f"{time.monotonic() - submitted_at:.1f} s after the last was submitted")
+    print(
+        f"{PUBLISHES} publishes submitted in {submitted_at - started:.1f} s; all terminal "
+        f"{time.monotonic() - submitted_at:.1f} s after the last was submitted"
+    )
     assert set(final) == {op for ops in submitted.values() for op in ops}  # none lost, none invented
     statuses = Counter(op["status"] for op in final.values())
     assert statuses["dead"] == 1 and statuses["succeeded"] == PUBLISHES - 1, statuses
@@ -91,8 +96,12 @@ def test_every_publish_ends_terminal_exactly_once_under_faults(pressroom: Pressr
         assert set(runs) == {f"op:{op}" for op in submitted[tenant.slug]}
         assert set(runs.values()) == {1}, "an operation got more than one flow run"
         with pressroom.factory.open(tenant.slug).reader() as tx:
-            finished = Counter(a.operation_id for a in tx.exec(
-                select(AuditEntry).where(AuditEntry.action.in_(["operation.succeeded", "operation.dead"]))))
+            finished = Counter(
+                a.operation_id
+                for a in tx.exec(
+                    select(AuditEntry).where(AuditEntry.action.in_(["operation.succeeded", "operation.dead"]))
+                )
+            )
         assert set(finished.values()) == {1}, "an operation finished twice"
         for round_ in range(per_tenant):
             key = f"tenants/{tenant.slug}/site/p-{round_}/index.html"

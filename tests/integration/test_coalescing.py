@@ -19,7 +19,8 @@ pytestmark = pytest.mark.integration
 async def _runs(tenant: str) -> list[Any]:
     async with get_client() as client:
         return await client.read_flow_runs(
-            flow_run_filter=FlowRunFilter(tags=FlowRunFilterTags(all_=[f"tenant:{tenant}"])), limit=200)
+            flow_run_filter=FlowRunFilter(tags=FlowRunFilterTags(all_=[f"tenant:{tenant}"])), limit=200
+        )
 
 
 def _burst(pressroom: Pressroom, tenant: Tenant, count: int) -> list[dict[str, Any]]:
@@ -42,7 +43,9 @@ def test_a_burst_is_coalesced_and_a_permanently_failing_document_dies_alone(pres
     final = {p["operation_id"]: pressroom.wait_operation(acme, p["operation_id"]) for p in published}
 
     assert final[doomed]["status"] == "dead"
-    assert final[doomed]["error"]["message"] == "cannot render" and final[doomed]["attempts"][-1]["step"] == "render_page"
+    assert (
+        final[doomed]["error"]["message"] == "cannot render" and final[doomed]["attempts"][-1]["step"] == "render_page"
+    )
     assert Counter(op["status"] for op in final.values()) == {"succeeded": 11, "dead": 1}
     runs = asyncio.run(_runs(acme.slug))
     by_op = Counter(tag for run in runs for tag in run.tags if tag.startswith("op:"))
@@ -83,5 +86,4 @@ def test_a_failed_batch_is_retried_as_one_run_and_redoes_no_finished_step(pressr
     # verify finished in the first attempt: the second took it from the cache (one execution per operation).
     assert PROBES.count(acme.slug, "verify") == len(published)
     for p in published:  # and the pages rendered before the failure were not written again
-
         assert pressroom.store.writes[f"tenants/{acme.slug}/site/{p['slug']}/index.html"] == 1

@@ -17,8 +17,9 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 def _succeeded_audits(room: Pressroom, tenant: Tenant, op_id: str) -> int:
     with room.factory.open(tenant.slug).reader() as tx:
-        rows = tx.exec(select(AuditEntry).where(AuditEntry.operation_id == op_id,
-                                                AuditEntry.action == "operation.succeeded"))
+        rows = tx.exec(
+            select(AuditEntry).where(AuditEntry.operation_id == op_id, AuditEntry.action == "operation.succeeded")
+        )
         return len(list(rows))
 
 
@@ -39,8 +40,11 @@ def _deliver(room: Pressroom, tenant: Tenant, kind: str, body: str) -> str:
         finally:
             room.workers.remove(worker)
             worker.stop()
-        response = room.api.post(f"/api/tenants/{tenant.slug}/documents/{doc['id']}/unpublish",
-                                 json={"confirm": True}, headers=tenant.headers)
+        response = room.api.post(
+            f"/api/tenants/{tenant.slug}/documents/{doc['id']}/unpublish",
+            json={"confirm": True},
+            headers=tenant.headers,
+        )
         assert response.status_code == 202, response.text
         return str(response.json()["operation_id"])
     other = room.create_document(tenant, "sidebar", kind="page", body="second page of the release")
@@ -51,8 +55,11 @@ def _deliver(room: Pressroom, tenant: Tenant, kind: str, body: str) -> str:
             first = str(room.publish(tenant, doc["id"])["operation_id"])
             room.publish(tenant, other["id"])
         return first
-    response = room.api.post(f"/api/tenants/{tenant.slug}/releases", headers=tenant.headers, json={
-        "documents": [{"id": doc["id"], "version": 1}, {"id": other["id"], "version": 1}], "confirm": True})
+    response = room.api.post(
+        f"/api/tenants/{tenant.slug}/releases",
+        headers=tenant.headers,
+        json={"documents": [{"id": doc["id"], "version": 1}, {"id": other["id"], "version": 1}], "confirm": True},
+    )
     assert response.status_code == 202, response.text
     return str(response.json()["operation_id"])
 
@@ -70,8 +77,9 @@ def _reference_steps(room: Pressroom, kind: str, tmp_path: Path) -> list[str]:
 
 
 @pytest.mark.parametrize("kind", ["publish", "batch", "release", "unpublish"])
-def test_a_worker_killed_at_any_step_is_resumed_and_every_step_runs_once(pressroom_fs: Pressroom,
-                                                                         tmp_path: Path, kind: str) -> None:
+def test_a_worker_killed_at_any_step_is_resumed_and_every_step_runs_once(
+    pressroom_fs: Pressroom, tmp_path: Path, kind: str
+) -> None:
     room = pressroom_fs
     executions = _reference_steps(room, kind, tmp_path / "reference")
     steps = list(dict.fromkeys(executions))  # a release runs per-document steps once per document
@@ -101,8 +109,9 @@ def test_a_worker_killed_at_any_step_is_resumed_and_every_step_runs_once(pressro
         killed = current
 
 
-def _assert_resumed(room: Pressroom, worker: WorkerProcess, killed: tuple[Tenant, str, str],
-                    executions: list[str]) -> None:
+def _assert_resumed(
+    room: Pressroom, worker: WorkerProcess, killed: tuple[Tenant, str, str], executions: list[str]
+) -> None:
     tenant, op, step = killed
     done = room.wait_operation(tenant, op, timeout=90)
     assert done["status"] == "succeeded", (step, done)

@@ -19,7 +19,7 @@ from tenant_runtime.actions.webhooks import register_webhook
 from tenant_runtime.webhooks import HttpxWebhookSender
 from tenant_runtime.workspace import Actor, WebhookEndpoint
 from tests.fixtures.stack import Pressroom, Tenant
-from tests.fixtures.webhook_receiver import WebhookReceiver, webhook_receiver  # noqa: F401 (fixture)
+from tests.fixtures.webhook_receiver import WebhookReceiver
 
 pytestmark = pytest.mark.integration
 
@@ -79,13 +79,16 @@ def _search(room: Pressroom, tenant: Tenant, q: str) -> str:
 
 
 def test_a_publish_delivers_record_search_aggregates_and_a_signed_webhook(
-    pressroom: Pressroom, webhook_receiver: WebhookReceiver, http_webhooks: HttpxWebhookSender  # noqa: F811
+    pressroom: Pressroom,
+    webhook_receiver: WebhookReceiver,
+    http_webhooks: HttpxWebhookSender,
 ) -> None:
     acme = pressroom.new_tenant("acme")
     endpoint, secret = _register(pressroom, acme, webhook_receiver.url("/hooks/pressroom"))
     pressroom.start_worker(acme)
-    doc = pressroom.create_document(acme, "launch", title="Launch day",
-                                    body="Zeppelin **landing** <script>alert(1)</script> today.")
+    doc = pressroom.create_document(
+        acme, "launch", title="Launch day", body="Zeppelin **landing** <script>alert(1)</script> today."
+    )
 
     accepted = pressroom.publish(acme, doc["id"])
     operation = pressroom.wait_operation(acme, accepted["operation_id"])
@@ -104,8 +107,9 @@ def test_a_publish_delivers_record_search_aggregates_and_a_signed_webhook(
     assert _feed_links(pressroom, acme) == ([url], [url])
     for path in ("sitemap.xml", "feed.xml", "rss.xml"):
         assert pressroom.site.get(f"/{acme.slug}/{path}").headers["x-pressroom-source"] in ("object", "cache")
-    assert {f"{acme.slug}:{tag}" for tag in ("doc:launch", "home", "search", "feeds", "sitemap")} <= \
-        pressroom.purger.all_tags
+    assert {
+        f"{acme.slug}:{tag}" for tag in ("doc:launch", "home", "search", "feeds", "sitemap")
+    } <= pressroom.purger.all_tags
 
     [delivery] = webhook_receiver.at("/hooks/pressroom")
     assert delivery.headers["idempotency-key"] == f"{operation['id']}:{doc['id']}:{endpoint.id}"
@@ -113,27 +117,37 @@ def test_a_publish_delivers_record_search_aggregates_and_a_signed_webhook(
     expected = "sha256=" + hmac.new(secret.encode(), delivery.body, hashlib.sha256).hexdigest()
     assert hmac.compare_digest(delivery.headers["x-pressroom-signature"], expected)
     body = json.loads(delivery.body)
-    assert body == {"event": "after_publish", "tenant": acme.slug, "operation_id": operation["id"],
-                    "document": {"id": doc["id"], "slug": "launch", "version": 1, "url": url}}
+    assert body == {
+        "event": "after_publish",
+        "tenant": acme.slug,
+        "operation_id": operation["id"],
+        "document": {"id": doc["id"], "slug": "launch", "version": 1, "url": url},
+    }
 
 
 def test_a_release_tells_each_endpoint_about_each_of_its_documents_once(
-    pressroom: Pressroom, webhook_receiver: WebhookReceiver, http_webhooks: HttpxWebhookSender  # noqa: F811
+    pressroom: Pressroom,
+    webhook_receiver: WebhookReceiver,
+    http_webhooks: HttpxWebhookSender,
 ) -> None:
     acme = pressroom.new_tenant("acme")
     endpoint, _ = _register(pressroom, acme, webhook_receiver.url("/hooks/release"))
     pressroom.start_worker(acme)
     docs = [pressroom.create_document(acme, slug) for slug in ("spring-issue", "spring-editorial")]
 
-    released = pressroom.api.post(f"/api/tenants/{acme.slug}/releases", headers=acme.headers, json={
-        "documents": [{"id": d["id"], "version": 1} for d in docs], "confirm": True})
+    released = pressroom.api.post(
+        f"/api/tenants/{acme.slug}/releases",
+        headers=acme.headers,
+        json={"documents": [{"id": d["id"], "version": 1} for d in docs], "confirm": True},
+    )
     operation = pressroom.wait_operation(acme, released.json()["operation_id"])
 
     assert operation["status"] == "succeeded" and operation["outcome"]["delivered"] == 2
     deliveries = webhook_receiver.at("/hooks/release")
     assert sorted(json.loads(d.body)["document"]["slug"] for d in deliveries) == ["spring-editorial", "spring-issue"]
     assert {d.headers["idempotency-key"] for d in deliveries} == {
-        f"{operation['id']}:{d['id']}:{endpoint.id}" for d in docs}
+        f"{operation['id']}:{d['id']}:{endpoint.id}" for d in docs
+    }
 
 
 def test_unpublish_takes_the_document_out_of_search_record_and_aggregates(pressroom: Pressroom) -> None:
@@ -145,8 +159,9 @@ def test_unpublish_takes_the_document_out_of_search_record_and_aggregates(pressr
         pressroom.wait_operation(acme, pressroom.publish(acme, doc["id"])["operation_id"])
     assert "/dropped" in _search(pressroom, acme, "dropped") and "/keeper" in _search(pressroom, acme, "common")
 
-    response = pressroom.api.post(f"/api/tenants/{acme.slug}/documents/{drop['id']}/unpublish",
-                                  json={"confirm": True}, headers=acme.headers)
+    response = pressroom.api.post(
+        f"/api/tenants/{acme.slug}/documents/{drop['id']}/unpublish", json={"confirm": True}, headers=acme.headers
+    )
     assert response.status_code == 202
     assert pressroom.wait_operation(acme, response.json()["operation_id"])["status"] == "succeeded"
 
@@ -185,7 +200,9 @@ def test_a_burst_of_publishes_regenerates_sitemap_and_feeds_once(pressroom: Pres
 
 
 def test_a_webhook_that_keeps_failing_makes_the_operation_dead_and_retry_delivers_only_what_is_missing(
-    pressroom: Pressroom, webhook_receiver: WebhookReceiver, http_webhooks: HttpxWebhookSender  # noqa: F811
+    pressroom: Pressroom,
+    webhook_receiver: WebhookReceiver,
+    http_webhooks: HttpxWebhookSender,
 ) -> None:
     acme = pressroom.new_tenant("acme")
     good, _ = _register(pressroom, acme, webhook_receiver.url("/good"))
@@ -240,7 +257,6 @@ def test_tenants_never_see_each_others_search_or_feeds(pressroom: Pressroom) -> 
     assert all(tag.startswith((f"{acme.slug}", f"{globex.slug}")) for tag in purged)
 
 
-
 def test_the_rebuild_flow_restores_a_lost_index_and_is_a_no_op_when_populated(pressroom: Pressroom) -> None:
     acme = pressroom.new_tenant("acme")
     pressroom.start_worker(acme)
@@ -264,8 +280,12 @@ def test_the_rebuild_flow_restores_a_lost_index_and_is_a_no_op_when_populated(pr
     # The publish and the first rebuild purged search pages; the second found the index populated.
     assert sum(f"{acme.slug}:search" in batch for batch in pressroom.purger.purged) == 2
     with ws.reader() as tx:
-        actions = [row[0] for row in tx.connection().execute(
-            text("SELECT action FROM audit_entry WHERE action = 'site.search.rebuild'"))]
+        actions = [
+            row[0]
+            for row in tx.connection().execute(
+                text("SELECT action FROM audit_entry WHERE action = 'site.search.rebuild'")
+            )
+        ]
     assert actions == ["site.search.rebuild"] * 2
 
 
@@ -273,10 +293,12 @@ def test_webhooks_are_managed_through_the_tenant_api(pressroom: Pressroom) -> No
     acme = pressroom.new_tenant("hooks")
     editor = pressroom.token(acme, "editor")
 
-    created = pressroom.api.post(f"/api/tenants/{acme.slug}/webhooks", json={"url": "https://hooks.example/pr"},
-                                 headers=acme.headers)
-    refused = pressroom.api.post(f"/api/tenants/{acme.slug}/webhooks", json={"url": "https://hooks.example/x"},
-                                 headers=editor)
+    created = pressroom.api.post(
+        f"/api/tenants/{acme.slug}/webhooks", json={"url": "https://hooks.example/pr"}, headers=acme.headers
+    )
+    refused = pressroom.api.post(
+        f"/api/tenants/{acme.slug}/webhooks", json={"url": "https://hooks.example/x"}, headers=editor
+    )
     bad = pressroom.api.post(f"/api/tenants/{acme.slug}/webhooks", json={"url": "ftp://nope"}, headers=acme.headers)
     endpoint = created.json()
     disabled = pressroom.api.post(f"/api/tenants/{acme.slug}/webhooks/{endpoint['id']}/disable", headers=acme.headers)

@@ -23,8 +23,9 @@ def _max_overlap(intervals: list[tuple[datetime, datetime]]) -> int:
 
 def test_a_flooding_tenant_leaves_room_for_another_tenants_publish(pressroom: Pressroom) -> None:
     flood, quiet = pressroom.new_tenant("flood"), pressroom.new_tenant("quiet")
-    flooded = [pressroom.publish(flood, pressroom.create_document(flood, f"f-{n}")["id"])["operation_id"]
-               for n in range(24)]
+    flooded = [
+        pressroom.publish(flood, pressroom.create_document(flood, f"f-{n}")["id"])["operation_id"] for n in range(24)
+    ]
     pressroom.start_worker(flood, quiet)
     while pressroom.operation(flood, flooded[0])["status"] in ("queued",):
         time.sleep(0.05)
@@ -41,7 +42,8 @@ def test_a_flooding_tenant_leaves_room_for_another_tenants_publish(pressroom: Pr
     for op in flood_done:
         for a in op["attempts"]:
             runs.setdefault(op["flow_run_id"], []).extend(
-                [datetime.fromisoformat(a["started_at"]), datetime.fromisoformat(a["finished_at"])])
+                [datetime.fromisoformat(a["started_at"]), datetime.fromisoformat(a["finished_at"])]
+            )
     assert len(runs) < len(flooded) / 4, len(runs)
     intervals = [(min(times), max(times)) for times in runs.values()]
     coalescing = pressroom.settings.dispatch.coalescing

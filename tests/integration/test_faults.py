@@ -55,8 +55,11 @@ def test_concurrent_writers_on_one_tenant_database_never_fail_a_command(pressroo
         outcome = pressroom.services.documents.create(principal, acme.slug, data)
         codes.append(outcome.status_code)
         document_id = outcome.body["id"]
-        codes.append(pressroom.services.documents.publish(principal, acme.slug, document_id, version=None,
-                                                          confirm=True).status_code)
+        codes.append(
+            pressroom.services.documents.publish(
+                principal, acme.slug, document_id, version=None, confirm=True
+            ).status_code
+        )
         return codes
 
     with ThreadPoolExecutor(max_workers=8) as pool:

@@ -24,8 +24,8 @@ import pytest
 from litestar.routes import HTTPRoute
 
 from control_plane.app import create_app
-from control_plane.local import PrefectServerHandle
 from control_plane.container import Services
+from control_plane.local import PrefectServerHandle
 from tenant_runtime.errors import InvalidObjectKey
 from tenant_runtime.storage import MemoryStore, TenantStore
 from tests.fixtures.footprint import footprint
@@ -80,32 +80,58 @@ def live_api(prefect_server: PrefectServerHandle, tmp_path_factory: pytest.TempP
         operator = {"Authorization": f"Bearer {OPERATOR_TOKEN}"}
         created = httpx.post(f"{url}/ops/tenants", json={"slug": FUZZ_TENANT, "name": "Fuzz"}, headers=operator)
         assert created.status_code == 201, created.text
-        token = httpx.post(f"{url}/ops/tenants/{FUZZ_TENANT}/tokens", json={"role": "owner"},
-                           headers=operator).json()["token"]
+        token = httpx.post(f"{url}/ops/tenants/{FUZZ_TENANT}/tokens", json={"role": "owner"}, headers=operator).json()[
+            "token"
+        ]
         owner = {"Authorization": f"Bearer {token}"}
-        doc = httpx.post(f"{url}/api/tenants/{FUZZ_TENANT}/documents", json={"slug": "hello", "title": "Hello"},
-                         headers=owner).json()
-        op = httpx.post(f"{url}/api/tenants/{FUZZ_TENANT}/documents/{doc['id']}/publish", json={"confirm": True},
-                        headers=owner).json()
-        yield {"url": url, "root": root, "operator": OPERATOR_TOKEN, "owner": token,
-               "document_id": doc["id"], "operation_id": op["operation_id"]}
+        doc = httpx.post(
+            f"{url}/api/tenants/{FUZZ_TENANT}/documents", json={"slug": "hello", "title": "Hello"}, headers=owner
+        ).json()
+        op = httpx.post(
+            f"{url}/api/tenants/{FUZZ_TENANT}/documents/{doc['id']}/publish", json={"confirm": True}, headers=owner
+        ).json()
+        yield {
+            "url": url,
+            "root": root,
+            "operator": OPERATOR_TOKEN,
+            "owner": token,
+            "document_id": doc["id"],
+            "operation_id": op["operation_id"],
+        }
 
 
 def _schemathesis(live: dict[str, Any], name: str, token: str, phases: str, *extra: str) -> tuple[int, str]:
     workdir = live["root"] / name
     workdir.mkdir()
     config = workdir / "schemathesis.toml"
-    config.write_text(FUZZ_CONFIG.format(tenant=FUZZ_TENANT, document_id=live["document_id"],
-                                         operation_id=live["operation_id"]))
+    config.write_text(
+        FUZZ_CONFIG.format(tenant=FUZZ_TENANT, document_id=live["document_id"], operation_id=live["operation_id"])
+    )
     command = [
-        str(Path(sys.executable).parent / "schemathesis"), "--config-file", str(config), "run",
+        str(Path(sys.executable).parent / "schemathesis"),
+        "--config-file",
+        str(config),
+        "run",
         f"{live['url']}/schema/openapi.json",
-        "--checks", "all", "--exclude-checks", EXCLUDED_CHECKS,
-        "--phases", phases, "--max-examples", os.environ.get("PRESSROOM_FUZZ_EXAMPLES", "15"),
-        "--seed", os.environ.get("PRESSROOM_FUZZ_SEED", "20261130"),
+        "--checks",
+        "all",
+        "--exclude-checks",
+        EXCLUDED_CHECKS,
+        "--phases",
+        phases,
+        "--max-examples",
+        os.environ.get("PRESSROOM_FUZZ_EXAMPLES", "15"),
+        "--seed",
+        os.environ.get("PRESSROOM_FUZZ_SEED", "20261130"),
         # One worker: hypothesis' lambda descriptions trip CPython 3.11's ast in concurrent threads.
-        "--generation-database", "none", "--workers", "1", "--no-color",
-        "-H", f"Authorization: Bearer {token}", *extra,
+        "--generation-database",
+        "none",
+        "--workers",
+        "1",
+        "--no-color",
+        "-H",
+        f"Authorization: Bearer {token}",
+        *extra,
     ]
     # Its own working directory: nothing (.hypothesis, reports) lands in the repository.
     done = subprocess.run(command, capture_output=True, text=True, timeout=240, cwd=workdir, check=False)
@@ -120,8 +146,15 @@ def test_openapi_fuzzing_finds_no_server_error_and_every_response_matches_the_sc
     # tenant API as a site would, and chains calls through the OpenAPI links (stateful phase).
     with ThreadPoolExecutor(2) as pool:
         operator = pool.submit(_schemathesis, live_api, "operator", live_api["operator"], "coverage,fuzzing")
-        owner = pool.submit(_schemathesis, live_api, "owner", live_api["owner"], "fuzzing,stateful",
-                            "--include-path-regex", "^/api/tenants/")
+        owner = pool.submit(
+            _schemathesis,
+            live_api,
+            "owner",
+            live_api["owner"],
+            "fuzzing,stateful",
+            "--include-path-regex",
+            "^/api/tenants/",
+        )
         results = {"operator": operator.result(), "owner": owner.result()}
     for name, (code, output) in results.items():
         assert "Test cases:" in output, f"{name}: schemathesis did not run:\n{output[-3000:]}"
@@ -161,25 +194,45 @@ def test_oversized_bodies_are_413_payload_too_large_and_write_nothing(pressroom:
 
 MALFORMED: list[tuple[str, dict[str, Any], int, str]] = [
     # label, request kwargs for POST /documents, status, code
-    ("truncated JSON", {"content": b'{"slug": "a", "title": ', "headers": {"content-type": "application/json"}},
-     400, "invalid_request"),
-    ("not JSON at all", {"content": b"slug=a&title=b", "headers": {"content-type": "application/json"}},
-     400, "invalid_request"),
+    (
+        "truncated JSON",
+        {"content": b'{"slug": "a", "title": ', "headers": {"content-type": "application/json"}},
+        400,
+        "invalid_request",
+    ),
+    (
+        "not JSON at all",
+        {"content": b"slug=a&title=b", "headers": {"content-type": "application/json"}},
+        400,
+        "invalid_request",
+    ),
     ("JSON array", {"json": [{"slug": "a", "title": "b"}]}, 400, "invalid_request"),
     ("JSON string", {"json": "slug"}, 400, "invalid_request"),
     ("JSON null", {"json": None}, 400, "invalid_request"),
     ("empty body", {"content": b"", "headers": {"content-type": "application/json"}}, 400, "invalid_request"),
-    ("invalid UTF-8", {"content": b'{"slug": "a", "title": "\xff\xfe"}', "headers": {"content-type": "application/json"}},
-     400, "invalid_request"),
-    ("text/plain JSON", {"content": b'{"slug": "a", "title": "b"}', "headers": {"content-type": "text/plain"}},
-     415, "unsupported_media_type"),
+    (
+        "invalid UTF-8",
+        {"content": b'{"slug": "a", "title": "\xff\xfe"}', "headers": {"content-type": "application/json"}},
+        400,
+        "invalid_request",
+    ),
+    (
+        "text/plain JSON",
+        {"content": b'{"slug": "a", "title": "b"}', "headers": {"content-type": "text/plain"}},
+        415,
+        "unsupported_media_type",
+    ),
     ("form post", {"data": {"slug": "a", "title": "b"}}, 415, "unsupported_media_type"),
     ("multipart", {"files": {"slug": ("a.txt", b"a")}}, 415, "unsupported_media_type"),
     ("missing title", {"json": {"slug": "a"}}, 400, "invalid_request"),
     ("missing slug", {"json": {"title": "A"}}, 400, "invalid_request"),
     ("extra field", {"json": {"slug": "a", "title": "A", "status": "published"}}, 400, "invalid_request"),
-    ("prototype pollution", {"json": {"slug": "a", "title": "A", "__proto__": {"admin": True}}}, 400,
-     "invalid_request"),
+    (
+        "prototype pollution",
+        {"json": {"slug": "a", "title": "A", "__proto__": {"admin": True}}},
+        400,
+        "invalid_request",
+    ),
     ("title is a number", {"json": {"slug": "a", "title": 7}}, 400, "invalid_request"),
     ("empty title", {"json": {"slug": "a", "title": ""}}, 400, "invalid_request"),
     ("whitespace title", {"json": {"slug": "a", "title": " \t "}}, 400, "invalid_request"),
@@ -240,9 +293,14 @@ def test_bad_versions_and_fields_on_update_and_publish_are_refused_and_write_not
     for label, body, status, code in publishes:
         response = pressroom.api.post(f"{url}/publish", json=body, headers=acme.headers)
         assert_error(response, status, code, f"publish: {label}")
-    for query, label in (("limit=0", "limit 0"), ("limit=10000000000000000000000", "huge limit"),
-                         ("offset=-1", "negative offset"), ("limit=abc", "limit not a number"),
-                         ("status=bogus", "unknown status"), ("kind=%00", "NUL kind")):
+    for query, label in (
+        ("limit=0", "limit 0"),
+        ("limit=10000000000000000000000", "huge limit"),
+        ("offset=-1", "negative offset"),
+        ("limit=abc", "limit not a number"),
+        ("status=bogus", "unknown status"),
+        ("kind=%00", "NUL kind"),
+    ):
         response = pressroom.api.get(f"{_documents(acme)}?{query}", headers=acme.headers)
         assert_error(response, 400, "invalid_request", label)
     ops = f"/api/tenants/{acme.slug}/operations"
@@ -253,13 +311,34 @@ def test_bad_versions_and_fields_on_update_and_publish_are_refused_and_write_not
 # --- slugs, tenants and paths --------------------------------------------------------------------
 
 HOSTILE_DOCUMENT_SLUGS = [
-    "../etc", "..", ".", "a/../b", "a/b", "..%2fetc", "%2e%2e", "%2e%2e%2fx", "..\\x", "a\\b", "/abs",
-    "a\u0000b", "a\nb", "trail\n", "a b", "UPPER", "-lead", "trail-", "x" * 101, "",
-    "\u0430bc",  # Cyrillic а, a lookalike of "abc"
-    "\uff41\uff42\uff43",  # fullwidth ａｂｃ
+    "../etc",
+    "..",
+    ".",
+    "a/../b",
+    "a/b",
+    "..%2fetc",
+    "%2e%2e",
+    "%2e%2e%2fx",
+    "..\\x",
+    "a\\b",
+    "/abs",
+    "a\u0000b",
+    "a\nb",
+    "trail\n",
+    "a b",
+    "UPPER",
+    "-lead",
+    "trail-",
+    "x" * 101,
+    "",
+    "\u0430bc",  # Cyrillic a, a lookalike of "abc"
+    "\uff41\uff42\uff43",  # fullwidth abc
     "a\u2024\u2024b",  # one-dot leaders, a lookalike of ".."
-    "\u0430dmin", "caf\u00e9", "a\u200bb",  # zero-width space
-    "a.html", "index.html",
+    "\u0430dmin",
+    "caf\u00e9",
+    "a\u200bb",  # zero-width space
+    "a.html",
+    "index.html",
 ]
 
 
@@ -269,26 +348,42 @@ def test_hostile_document_slugs_are_refused_and_write_nothing(pressroom: Pressro
     before = footprint(pressroom, acme.slug)
     keys_before = pressroom.store.list("")
     for slug in HOSTILE_DOCUMENT_SLUGS:
-        created = pressroom.api.post(_documents(acme), json={"slug": slug, "title": "T"},
-                                     headers=acme.headers)
+        created = pressroom.api.post(_documents(acme), json={"slug": slug, "title": "T"}, headers=acme.headers)
         error = assert_error(created, 400, ("invalid_request", "invalid_slug"), f"create {slug!r}")
         assert "slug" in json.dumps(error["details"]), error
-        renamed = pressroom.api.put(f"{_documents(acme)}/{doc['id']}",
-                                    json={"version": doc["version"], "slug": slug}, headers=acme.headers)
+        renamed = pressroom.api.put(
+            f"{_documents(acme)}/{doc['id']}", json={"version": doc["version"], "slug": slug}, headers=acme.headers
+        )
         assert_error(renamed, 400, ("invalid_request", "invalid_slug"), f"rename {slug!r}")
     assert footprint(pressroom, acme.slug) == before
     assert pressroom.store.list("") == keys_before
 
 
-@pytest.mark.parametrize("key", [
-    "../other/site/index.html", "site/../../other/x", "%2e%2e/other/x", "/tenants/other/x", "..",
-    "site/\u2024\u2024/x", "site/\uff0e\uff0e/x", "site/a\u0000", "site\\..\\x", "site//x", "tenants/other/../x",
-])
+@pytest.mark.parametrize(
+    "key",
+    [
+        "../other/site/index.html",
+        "site/../../other/x",
+        "%2e%2e/other/x",
+        "/tenants/other/x",
+        "..",
+        "site/\u2024\u2024/x",
+        "site/\uff0e\uff0e/x",
+        "site/a\u0000",
+        "site\\..\\x",
+        "site//x",
+        "tenants/other/../x",
+    ],
+)
 def test_object_keys_cannot_leave_the_tenant_prefix(key: str) -> None:
     store = MemoryStore()
     view = TenantStore(store, "acme")
-    for attempt in (lambda: view.put(key, b"x"), lambda: view.get(key), lambda: view.delete(key),
-                    lambda: view.exists(key)):
+    for attempt in (
+        lambda: view.put(key, b"x"),
+        lambda: view.get(key),
+        lambda: view.delete(key),
+        lambda: view.exists(key),
+    ):
         with pytest.raises(InvalidObjectKey) as raised:
             attempt()
         assert raised.value.status == 400 and raised.value.code == "invalid_object_key"
@@ -296,8 +391,18 @@ def test_object_keys_cannot_leave_the_tenant_prefix(key: str) -> None:
 
 
 HOSTILE_TENANT_SEGMENTS = [
-    "..%2F..%2Fetc", "%2e%2e", "ACME", "a", "-acme", "acme%00", "acme%0A", "\u0430cme", "acme%20",
-    "x" * 40, "%252e%252e", "nope-404",
+    "..%2F..%2Fetc",
+    "%2e%2e",
+    "ACME",
+    "a",
+    "-acme",
+    "acme%00",
+    "acme%0A",
+    "\u0430cme",
+    "acme%20",
+    "x" * 40,
+    "%252e%252e",
+    "nope-404",
 ]
 
 
@@ -330,11 +435,15 @@ def test_unknown_and_hostile_tenants_are_4xx_everywhere_and_create_nothing(press
     for slug in ("ACME", "a", "-x", "x" * 40, "../x", "a/b", "\u0430cme", "evil\n", "evil\u0000", " acme", "acme "):
         created = pressroom.api.post("/ops/tenants", json={"slug": slug, "name": "Evil"}, headers=pressroom.operator)
         assert_error(created, 400, ("invalid_request", "invalid_slug"), f"create tenant {slug!r}")
-    named = pressroom.api.post("/ops/tenants", json={"slug": "named-nul", "name": "A\u0000B"}, headers=pressroom.operator)
+    named = pressroom.api.post(
+        "/ops/tenants", json={"slug": "named-nul", "name": "A\u0000B"}, headers=pressroom.operator
+    )
     assert_error(named, 400, "invalid_request", "tenant name with NUL")
     after = sorted(t["slug"] for t in pressroom.api.get("/ops/tenants", headers=pressroom.operator).json())
     assert after == tenants_before
-    assert sorted(p.relative_to(data_dir).as_posix() for p in data_dir.rglob("*") if "tenants" in p.parts) == tree_before
+    assert (
+        sorted(p.relative_to(data_dir).as_posix() for p in data_dir.rglob("*") if "tenants" in p.parts) == tree_before
+    )
     assert footprint(pressroom, acme.slug) == before
 
 
@@ -342,11 +451,19 @@ def test_traversal_in_public_site_paths_is_404_and_reads_nothing_outside(pressro
     acme = pressroom.new_tenant("acme")
     other = pressroom.new_tenant("other")
     pressroom.publish(other, pressroom.create_document(other, "secret", title="Other's secret")["id"])
-    for path in (f"/{acme.slug}/..%2F{other.slug}%2Fsecret", f"/{acme.slug}/%2e%2e", f"/{acme.slug}/..",
-                 f"/{acme.slug}/secret%00", f"/{acme.slug}/SECRET", f"/{acme.slug}/secret%2F..%2F..",
-                 f"/api/public/{acme.slug}/content/..%2F{other.slug}%2Fsecret",
-                 f"/api/public/{acme.slug}/content/%2e%2e", f"/{acme.slug}/\u0455ecret",
-                 f"/{acme.slug}/site/index.html", f"/{acme.slug}/..%5C..%5Cworkspace.db"):
+    for path in (
+        f"/{acme.slug}/..%2F{other.slug}%2Fsecret",
+        f"/{acme.slug}/%2e%2e",
+        f"/{acme.slug}/..",
+        f"/{acme.slug}/secret%00",
+        f"/{acme.slug}/SECRET",
+        f"/{acme.slug}/secret%2F..%2F..",
+        f"/api/public/{acme.slug}/content/..%2F{other.slug}%2Fsecret",
+        f"/api/public/{acme.slug}/content/%2e%2e",
+        f"/{acme.slug}/\u0455ecret",
+        f"/{acme.slug}/site/index.html",
+        f"/{acme.slug}/..%5C..%5Cworkspace.db",
+    ):
         response = pressroom.site.get(path)
         assert response.status_code == 404, (path, response.status_code, response.text[:200])
         assert "Other's secret" not in response.text and "Other&#39;s secret" not in response.text, path
@@ -355,6 +472,7 @@ def test_traversal_in_public_site_paths_is_404_and_reads_nothing_outside(pressro
 
 
 # --- authentication --------------------------------------------------------------------------------
+
 
 def test_bad_authorization_headers_are_401_unauthorized_and_write_nothing(pressroom: Pressroom) -> None:
     acme = pressroom.new_tenant("acme")
@@ -376,17 +494,26 @@ def test_bad_authorization_headers_are_401_unauthorized_and_write_nothing(pressr
         ("operator token as prefix", {"Authorization": f"Bearer {OPERATOR_TOKEN}x"}),
     ]
     for label, headers in bad:
-        for method, url, body in (("GET", f"/api/tenants/{acme.slug}/documents", None),
-                                  ("POST", f"/api/tenants/{acme.slug}/documents", {"slug": "x", "title": "X"}),
-                                  ("GET", "/ops/tenants", None),
-                                  ("POST", "/ops/tenants", {"slug": "intruder", "name": "X"})):
+        for method, url, body in (
+            ("GET", f"/api/tenants/{acme.slug}/documents", None),
+            ("POST", f"/api/tenants/{acme.slug}/documents", {"slug": "x", "title": "X"}),
+            ("GET", "/ops/tenants", None),
+            ("POST", "/ops/tenants", {"slug": "intruder", "name": "X"}),
+        ):
             response = pressroom.api.request(method, url, json=body, headers=headers)
             assert_error(response, 401, "unauthorized", f"{label}: {method} {url}")
     # The scheme is case-insensitive (RFC 9110); the token itself is not.
-    assert pressroom.api.get(f"/api/tenants/{acme.slug}/documents",
-                             headers={"Authorization": f"bearer {token}"}).status_code == 200
-    assert_error(pressroom.api.get(f"/api/tenants/{acme.slug}/documents",
-                                   headers={"Authorization": f"Bearer {token.upper()}"}), 401, "unauthorized")
+    assert (
+        pressroom.api.get(
+            f"/api/tenants/{acme.slug}/documents", headers={"Authorization": f"bearer {token}"}
+        ).status_code
+        == 200
+    )
+    assert_error(
+        pressroom.api.get(f"/api/tenants/{acme.slug}/documents", headers={"Authorization": f"Bearer {token.upper()}"}),
+        401,
+        "unauthorized",
+    )
     assert footprint(pressroom, acme.slug) == before
     assert "intruder" not in {t["slug"] for t in pressroom.api.get("/ops/tenants", headers=pressroom.operator).json()}
 
@@ -396,16 +523,23 @@ def test_idempotency_keys_are_bounded_and_bound_to_their_payload(pressroom: Pres
     url = _documents(acme)
     before = footprint(pressroom, acme.slug)
     for label, key in (("too long", "k" * 201), ("latin-1", b"cl\xe9"), ("control", "a\tb")):
-        response = pressroom.api.post(url, json={"slug": "a", "title": "A"},
-                                      headers={**acme.headers, "Idempotency-Key": key})
+        response = pressroom.api.post(
+            url, json={"slug": "a", "title": "A"}, headers={**acme.headers, "Idempotency-Key": key}
+        )
         assert_error(response, 400, ("invalid_request", "invalid_idempotency_key"), label)
     assert footprint(pressroom, acme.slug) == before
-    first = pressroom.api.post(url, json={"slug": "once", "title": "Once"}, headers={**acme.headers, "Idempotency-Key": "k1"})
+    first = pressroom.api.post(
+        url, json={"slug": "once", "title": "Once"}, headers={**acme.headers, "Idempotency-Key": "k1"}
+    )
     assert first.status_code == 201
     after_first = footprint(pressroom, acme.slug)
-    again = pressroom.api.post(url, json={"slug": "once", "title": "Once"}, headers={**acme.headers, "Idempotency-Key": "k1"})
+    again = pressroom.api.post(
+        url, json={"slug": "once", "title": "Once"}, headers={**acme.headers, "Idempotency-Key": "k1"}
+    )
     assert again.status_code == 201 and again.json()["id"] == first.json()["id"] and again.json()["replayed"] is True
-    other = pressroom.api.post(url, json={"slug": "twice", "title": "Other"}, headers={**acme.headers, "Idempotency-Key": "k1"})
+    other = pressroom.api.post(
+        url, json={"slug": "twice", "title": "Other"}, headers={**acme.headers, "Idempotency-Key": "k1"}
+    )
     assert_error(other, 409, "idempotency_key_reused")
     assert footprint(pressroom, acme.slug) == after_first
 
@@ -414,8 +548,9 @@ def test_schedules_without_timezone_in_the_past_or_too_far_ahead_are_refused(pre
     acme = pressroom.new_tenant("acme")
     doc = pressroom.create_document(acme, "scheduled")
     url = f"/api/tenants/{acme.slug}/releases"
-    if not any(isinstance(r, HTTPRoute) and r.path == "/api/tenants/{tenant:str}/releases"
-               for r in pressroom.api.app.routes):
+    if not any(
+        isinstance(r, HTTPRoute) and r.path == "/api/tenants/{tenant:str}/releases" for r in pressroom.api.app.routes
+    ):
         pytest.xfail("POST /api/tenants/{t}/releases is not served yet")
     before = footprint(pressroom, acme.slug)
     release = {"documents": [{"id": doc["id"], "version": doc["version"]}], "confirm": True}
@@ -457,10 +592,33 @@ HOSTILE_BODY = """Safe **bold** text and [a good link](https://example.com/ok).
 <base href="https://evil.example/">
 """
 HOSTILE_TITLE = "Hostile <script>alert('t1')</script> & <img src=x onerror=alert('t2')> \"quoted\""
-_URL_ATTRIBUTES = {"href", "src", "action", "formaction", "data", "srcset", "poster", "background", "xlink:href",
-                   "codebase", "cite"}
-_ACTIVE_TAGS = {"script", "iframe", "object", "embed", "svg", "math", "base", "frame", "frameset", "applet",
-                "link", "style"}
+_URL_ATTRIBUTES = {
+    "href",
+    "src",
+    "action",
+    "formaction",
+    "data",
+    "srcset",
+    "poster",
+    "background",
+    "xlink:href",
+    "codebase",
+    "cite",
+}
+_ACTIVE_TAGS = {
+    "script",
+    "iframe",
+    "object",
+    "embed",
+    "svg",
+    "math",
+    "base",
+    "frame",
+    "frameset",
+    "applet",
+    "link",
+    "style",
+}
 _BAD_SCHEMES = ("javascript:", "vbscript:", "data:")
 
 
@@ -560,8 +718,10 @@ def test_active_content_comes_out_inert_in_every_public_output(pressroom: Pressr
         assert "Hostile &lt;script&gt;" in outputs[label] or "Hostile &#60;script" in outputs[label], label
 
     missing = []
-    for route, path in (("/{tenant:str}/feed.xml", f"/{acme.slug}/feed.xml"),
-                        ("/{tenant:str}/rss.xml", f"/{acme.slug}/rss.xml")):
+    for route, path in (
+        ("/{tenant:str}/feed.xml", f"/{acme.slug}/feed.xml"),
+        ("/{tenant:str}/rss.xml", f"/{acme.slug}/rss.xml"),
+    ):
         if not _site_route(pressroom, route):
             missing.append(route)
             continue
@@ -576,7 +736,7 @@ def test_active_content_comes_out_inert_in_every_public_output(pressroom: Pressr
         assert results.status_code == 200, results.text[:300]
         assert active_content(results.text, allowed_tags=theme) == [], active_content(results.text)
         assert "/hostile" in results.text, "search does not find the published post"
-        for query in ("<script>alert(1)</script>", "\"><img src=x onerror=alert(1)>", "javascript:alert(1)"):
+        for query in ("<script>alert(1)</script>", '"><img src=x onerror=alert(1)>', "javascript:alert(1)"):
             echoed = pressroom.site.get(f"/{acme.slug}/search", params={"q": query})
             assert echoed.status_code == 200
             assert active_content(echoed.text, allowed_tags=theme) == [], (query, active_content(echoed.text))

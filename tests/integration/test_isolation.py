@@ -71,8 +71,10 @@ class Endpoint:
         def fill(match: re.Match[str]) -> str:
             name = match.group(1)
             if name not in values:
-                pytest.fail(f"{self.method} {self.template}: the isolation matrix does not know what another "
-                            f"tenant's {name!r} is; add it to World.ids")
+                pytest.fail(
+                    f"{self.method} {self.template}: the isolation matrix does not know what another "
+                    f"tenant's {name!r} is; add it to World.ids"
+                )
             return quote(values[name], safe="")
 
         return _PARAM.sub(fill, self.template)
@@ -100,8 +102,10 @@ def tenant_bodies(ids: dict[str, str]) -> dict[tuple[str, str], Any]:
         ("PUT", "/api/tenants/{tenant}/documents/{document_id}"): {"version": 1, "title": "Defaced"},
         ("POST", "/api/tenants/{tenant}/documents/{document_id}/publish"): {"confirm": True},
         ("POST", "/api/tenants/{tenant}/documents/{document_id}/unpublish"): {"confirm": True},
-        ("POST", "/api/tenants/{tenant}/releases"): {"documents": [{"id": ids["document_id"], "version": 1}],
-                                                     "confirm": True},
+        ("POST", "/api/tenants/{tenant}/releases"): {
+            "documents": [{"id": ids["document_id"], "version": 1}],
+            "confirm": True,
+        },
         ("POST", "/api/tenants/{tenant}/operations/{operation_id}/reschedule"): {"publish_at": soon, "confirm": True},
         ("PUT", "/api/tenants/{tenant}/site/{name}"): {"version": 0, "content": [{"label": "Pwned", "href": "/x"}]},
         ("POST", "/api/tenants/{tenant}/webhooks"): {"url": "http://127.0.0.1:9/hook"},
@@ -120,8 +124,10 @@ def body_for(endpoint: Endpoint, bodies: dict[tuple[str, str], Any]) -> Any:
     if not endpoint.takes_body:
         return None
     if endpoint.key not in bodies:
-        pytest.fail(f"{endpoint}: the isolation matrix has no valid body for this endpoint; add one, or a 400 "
-                    f"would hide what the tenant check answers")
+        pytest.fail(
+            f"{endpoint}: the isolation matrix has no valid body for this endpoint; add one, or a 400 "
+            f"would hide what the tenant check answers"
+        )
     return bodies[endpoint.key]
 
 
@@ -148,21 +154,34 @@ class World:
 
 def _seed_tenant(room: Pressroom, tenant: Tenant) -> dict[str, str]:
     """A published page and a release scheduled two days ahead: ids that commands could really act on."""
-    hook = room.api.post(f"/api/tenants/{tenant.slug}/webhooks", headers=tenant.headers,
-                         json={"url": "http://127.0.0.1:9/private-hook"})
+    hook = room.api.post(
+        f"/api/tenants/{tenant.slug}/webhooks", headers=tenant.headers, json={"url": "http://127.0.0.1:9/private-hook"}
+    )
     assert hook.status_code == 201, hook.text
     room.api.post(f"/api/tenants/{tenant.slug}/webhooks/{hook.json()['id']}/disable", headers=tenant.headers)
     page = room.create_document(tenant, "about", title="About", body="Private to this tenant")
     published = room.publish(tenant, page["id"])
     draft = room.create_document(tenant, "draft", title="Draft")
-    release = room.api.post(f"/api/tenants/{tenant.slug}/releases", headers=tenant.headers, json={
-        "documents": [{"id": draft["id"], "version": 1}], "confirm": True,
-        "publish_at": (datetime.now(UTC) + timedelta(days=1)).isoformat()})
+    release = room.api.post(
+        f"/api/tenants/{tenant.slug}/releases",
+        headers=tenant.headers,
+        json={
+            "documents": [{"id": draft["id"], "version": 1}],
+            "confirm": True,
+            "publish_at": (datetime.now(UTC) + timedelta(days=1)).isoformat(),
+        },
+    )
     assert release.status_code == 202, release.text
     assert release.json()["status"] == "scheduled"
-    return {"tenant": tenant.slug, "slug": tenant.slug, "document_id": page["id"],
-            "operation_id": release.json()["operation_id"], "name": "navigation",
-            "publish_operation_id": published["operation_id"], "endpoint_id": hook.json()["id"]}
+    return {
+        "tenant": tenant.slug,
+        "slug": tenant.slug,
+        "document_id": page["id"],
+        "operation_id": release.json()["operation_id"],
+        "name": "navigation",
+        "publish_operation_id": published["operation_id"],
+        "endpoint_id": hook.json()["id"],
+    }
 
 
 @pytest.fixture(scope="module")
@@ -199,6 +218,7 @@ def _refusal(response: Any, role: str, label: str) -> None:
 
 # --- the HTTP matrix ------------------------------------------------------------------------------
 
+
 def test_every_tenant_endpoint_answers_another_tenants_token_404_and_changes_nothing(world: World) -> None:
     room = world.room
     matrix = endpoints(room, "/api/tenants/{tenant")
@@ -225,8 +245,11 @@ def test_a_token_with_its_own_tenant_and_b_ids_gets_404_and_changes_nothing(worl
     room = world.room
     matrix = [e for e in endpoints(room, "/api/tenants/{tenant") if {"document_id", "operation_id"} & set(e.params)]
     assert len(matrix) >= 7, [str(e) for e in matrix]
-    mixed = {**world.ids["a"], "document_id": world.ids["b"]["document_id"],
-             "operation_id": world.ids["b"]["operation_id"]}
+    mixed = {
+        **world.ids["a"],
+        "document_id": world.ids["b"]["document_id"],
+        "operation_id": world.ids["b"]["operation_id"],
+    }
     a_before, b_before = footprint(room, world.a.slug), footprint(room, world.b.slug)
     for role, headers in world.a_roles.items():
         for endpoint in matrix:
@@ -252,11 +275,13 @@ def test_a_viewer_can_read_but_never_write_in_its_own_tenant(world: World) -> No
 def test_an_editor_publishes_but_cannot_do_site_admin_things(world: World) -> None:
     room = world.room
     editor = world.a_roles["editor"]
-    doc = room.api.post(f"/api/tenants/{world.a.slug}/documents", json={"slug": "by-editor", "title": "E"},
-                        headers=editor)
+    doc = room.api.post(
+        f"/api/tenants/{world.a.slug}/documents", json={"slug": "by-editor", "title": "E"}, headers=editor
+    )
     assert doc.status_code == 201
-    published = room.api.post(f"/api/tenants/{world.a.slug}/documents/{doc.json()['id']}/publish",
-                              json={"confirm": True}, headers=editor)
+    published = room.api.post(
+        f"/api/tenants/{world.a.slug}/documents/{doc.json()['id']}/publish", json={"confirm": True}, headers=editor
+    )
     assert published.status_code == 202
     before = footprint(room, world.a.slug)
     # No tenant endpoint needs site.admin today; the command layer is where any future one will be
@@ -271,8 +296,11 @@ def test_an_editor_publishes_but_cannot_do_site_admin_things(world: World) -> No
 
 def _control_plane_rows(room: Pressroom) -> tuple[Any, ...]:
     with Session(room.services.engine) as session:
-        tenants = tuple(session.exec(select(TenantRow.slug, TenantRow.status, TenantRow.publishes_per_hour)
-                                     .order_by(TenantRow.slug)).all())
+        tenants = tuple(
+            session.exec(
+                select(TenantRow.slug, TenantRow.status, TenantRow.publishes_per_hour).order_by(TenantRow.slug)
+            ).all()
+        )
         tokens = session.exec(select(func.count()).select_from(ApiToken)).one()
     return tenants, tokens
 
@@ -285,8 +313,12 @@ def test_member_tokens_of_every_role_get_403_from_every_operator_endpoint(world:
     for role, headers in world.a_roles.items():
         for target in (world.a.slug, world.b.slug):
             for endpoint in matrix:
-                answer = room.api.request(endpoint.method, endpoint.url({"slug": target}),
-                                          json=body_for(endpoint, OPS_BODIES), headers=headers)
+                answer = room.api.request(
+                    endpoint.method,
+                    endpoint.url({"slug": target}),
+                    json=body_for(endpoint, OPS_BODIES),
+                    headers=headers,
+                )
                 assert_error(answer, 403, "forbidden", f"A's {role} → {endpoint} ({target})")
     after = (_control_plane_rows(room), footprint(room, world.a.slug), footprint(room, world.b.slug))
     assert after == before
@@ -298,10 +330,12 @@ def test_member_tokens_of_every_role_get_403_from_every_operator_endpoint(world:
 
 # --- suspension -----------------------------------------------------------------------------------
 
+
 async def _queue_paused(room: Pressroom, slug: str) -> bool:
     async with get_client() as client:
-        queue = await client.read_work_queue_by_name(room.settings.dispatch.queue_for(slug),
-                                                     work_pool_name=room.settings.dispatch.work_pool)
+        queue = await client.read_work_queue_by_name(
+            room.settings.dispatch.queue_for(slug), work_pool_name=room.settings.dispatch.work_pool
+        )
         return bool(queue.is_paused)
 
 
@@ -326,8 +360,13 @@ def test_a_suspended_tenant_answers_423_and_its_queue_runs_nothing_until_resumed
     hook = room.api.post(f"/api/tenants/{a.slug}/webhooks", headers=a.headers, json={"url": "http://127.0.0.1:9/h"})
     # Disabled: it exists for the endpoint ids, but no delivery waits on a port nobody listens on.
     room.api.post(f"/api/tenants/{a.slug}/webhooks/{hook.json()['id']}/disable", headers=a.headers)
-    a_ids = {"tenant": a.slug, "document_id": doc["id"], "operation_id": committed["operation_id"],
-             "name": "navigation", "endpoint_id": hook.json()["id"]}
+    a_ids = {
+        "tenant": a.slug,
+        "document_id": doc["id"],
+        "operation_id": committed["operation_id"],
+        "name": "navigation",
+        "endpoint_id": hook.json()["id"],
+    }
 
     suspended = room.api.post(f"/ops/tenants/{a.slug}/suspend", headers=room.operator)
     assert suspended.status_code == 200 and suspended.json()["status"] == "suspended"
@@ -362,13 +401,17 @@ def test_a_suspended_tenant_answers_423_and_its_queue_runs_nothing_until_resumed
 
 # --- runs -----------------------------------------------------------------------------------------
 
+
 async def _create_hostile_run(room: Pressroom, queue_tenant: str, parameters: dict[str, Any]) -> str:
     """A publish_document run made straight through the Prefect API, as a confused or hostile client could."""
     async with get_client() as client:
         deployment = await client.read_deployment_by_name("publish_document/pressroom")
         run = await client.create_flow_run_from_deployment(
-            deployment.id, parameters={"params": parameters}, work_queue_name=room.settings.dispatch.queue_for(queue_tenant),
-            tags=["test:hostile"])
+            deployment.id,
+            parameters={"params": parameters},
+            work_queue_name=room.settings.dispatch.queue_for(queue_tenant),
+            tags=["test:hostile"],
+        )
         return str(run.id)
 
 
@@ -458,8 +501,9 @@ def test_a_runs_touch_only_a_database_keys_cache_tags_and_prefect_cache_keys(
     post = room.create_document(a, "a-post", title="A's post")
     operations = [room.publish(a, post["id"])["operation_id"]]
     assert room.wait_operation(a, operations[0])["status"] == "succeeded"
-    unpublished = room.api.post(f"/api/tenants/{a.slug}/documents/{post['id']}/unpublish", json={"confirm": True},
-                                headers=a.headers)
+    unpublished = room.api.post(
+        f"/api/tenants/{a.slug}/documents/{post['id']}/unpublish", json={"confirm": True}, headers=a.headers
+    )
     assert unpublished.status_code == 202
     operations.append(unpublished.json()["operation_id"])
     assert room.wait_operation(a, operations[-1])["status"] == "succeeded"

@@ -36,8 +36,9 @@ def test_a_delivery_survives_a_prefect_server_restart(
     home = tmp_path / "prefect-home"
 
     def start() -> PrefectServerHandle:
-        return start_prefect_server(database_url=own_prefect_database, home=home, port=port,
-                                    log_path=tmp_path / "prefect.log")
+        return start_prefect_server(
+            database_url=own_prefect_database, home=home, port=port, log_path=tmp_path / "prefect.log"
+        )
 
     server = start()
     try:

@@ -78,8 +78,9 @@ def test_unpublish_takes_the_page_down_before_the_response_returns(pressroom: Pr
     pressroom.wait_operation(acme, published["operation_id"])
     assert pressroom.site.get(f"/{acme.slug}/gone-soon").status_code == 200
 
-    response = pressroom.api.post(f"/api/tenants/{acme.slug}/documents/{doc['id']}/unpublish",
-                                  json={"confirm": True}, headers=acme.headers)
+    response = pressroom.api.post(
+        f"/api/tenants/{acme.slug}/documents/{doc['id']}/unpublish", json={"confirm": True}, headers=acme.headers
+    )
 
     assert response.status_code == 202
     assert pressroom.site.get(f"/{acme.slug}/gone-soon").status_code == 404

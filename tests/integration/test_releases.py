@@ -78,12 +78,16 @@ def test_a_scheduled_release_fails_with_version_conflict_after_an_edit(pressroom
     second = pressroom.create_document(acme, "second")
     pressroom.start_worker(acme)
     response = _release(pressroom, acme, [first, second], publish_at=_at(2))
-    edited = pressroom.api.put(f"/api/tenants/{acme.slug}/documents/{second['id']}",
-                               json={"version": 1, "body": "changed after scheduling"}, headers=acme.headers)
+    edited = pressroom.api.put(
+        f"/api/tenants/{acme.slug}/documents/{second['id']}",
+        json={"version": 1, "body": "changed after scheduling"},
+        headers=acme.headers,
+    )
     assert edited.status_code == 200
 
-    operation = pressroom.wait_operation(acme, response.json()["operation_id"], statuses=("failed", "succeeded"),
-                                         timeout=30)
+    operation = pressroom.wait_operation(
+        acme, response.json()["operation_id"], statuses=("failed", "succeeded"), timeout=30
+    )
 
     assert operation["status"] == "failed"
     assert operation["error"]["code"] == "version_conflict"
@@ -118,8 +122,11 @@ def test_reschedule_creates_a_new_operation_and_the_old_run_is_a_noop(pressroom:
     old = _release(pressroom, acme, [doc], publish_at=_at(2)).json()["operation_id"]
     old_run = _wait_sent(pressroom, acme, old)
 
-    moved = pressroom.api.post(f"/api/tenants/{acme.slug}/operations/{old}/reschedule",
-                               json={"publish_at": _at(4), "confirm": True}, headers=acme.headers)
+    moved = pressroom.api.post(
+        f"/api/tenants/{acme.slug}/operations/{old}/reschedule",
+        json={"publish_at": _at(4), "confirm": True},
+        headers=acme.headers,
+    )
 
     assert moved.status_code == 202
     new = moved.json()["operation_id"]
@@ -150,8 +157,11 @@ def test_an_older_version_delivered_late_is_superseded(pressroom: Pressroom) -> 
     acme = pressroom.new_tenant("acme")
     doc = pressroom.create_document(acme, "news", body="first version")
     first = pressroom.publish(acme, doc["id"])["operation_id"]
-    pressroom.api.put(f"/api/tenants/{acme.slug}/documents/{doc['id']}", json={"version": 1, "body": "second version"},
-                      headers=acme.headers)
+    pressroom.api.put(
+        f"/api/tenants/{acme.slug}/documents/{doc['id']}",
+        json={"version": 1, "body": "second version"},
+        headers=acme.headers,
+    )
     second = pressroom.publish(acme, doc["id"])["operation_id"]
     pressroom.start_worker(acme)
 
@@ -180,30 +190,42 @@ def test_idempotency_key_repeats_the_first_answer_and_rejects_another_body(press
 
 def test_quota_answers_429_with_retry_after(pressroom: Pressroom) -> None:
     acme = pressroom.new_tenant("acme")
-    quota = pressroom.api.patch(f"/ops/tenants/{acme.slug}/quota", json={"publishes_per_hour": 2},
-                                headers=pressroom.operator)
+    quota = pressroom.api.patch(
+        f"/ops/tenants/{acme.slug}/quota", json={"publishes_per_hour": 2}, headers=pressroom.operator
+    )
     assert quota.status_code == 200
     docs = [pressroom.create_document(acme, f"q-{n}") for n in range(3)]
-    answers = [pressroom.api.post(f"/api/tenants/{acme.slug}/documents/{d['id']}/publish", json={"confirm": True},
-                                  headers=acme.headers) for d in docs]
+    answers = [
+        pressroom.api.post(
+            f"/api/tenants/{acme.slug}/documents/{d['id']}/publish", json={"confirm": True}, headers=acme.headers
+        )
+        for d in docs
+    ]
 
     assert [a.status_code for a in answers] == [202, 202, 429]
     assert answers[2].json()["error"]["code"] == "quota_exceeded"
     assert 0 < int(answers[2].headers["retry-after"]) <= 3600
-    assert pressroom.api.get(f"/api/tenants/{acme.slug}/documents/{docs[2]['id']}",
-                             headers=acme.headers).json()["status"] == "draft"
+    assert (
+        pressroom.api.get(f"/api/tenants/{acme.slug}/documents/{docs[2]['id']}", headers=acme.headers).json()["status"]
+        == "draft"
+    )
 
 
 def test_a_command_commits_while_prefect_is_down_and_the_sweeper_sends_it_later(pressroom: Pressroom) -> None:
     acme = pressroom.new_tenant("acme")
     doc = pressroom.create_document(acme, "resilient")
     settings = pressroom.settings
-    services = Services.build(settings, factory=pressroom.factory, prefect=RecordingPrefect(down=True),
-                              relay_prefect=RecordingPrefect(down=True))
+    services = Services.build(
+        settings,
+        factory=pressroom.factory,
+        prefect=RecordingPrefect(down=True),
+        relay_prefect=RecordingPrefect(down=True),
+    )
     with TestClient(create_app(settings, services=services)) as cut_off:
         started = time.monotonic()
-        response = cut_off.post(f"/api/tenants/{acme.slug}/documents/{doc['id']}/publish", json={"confirm": True},
-                                headers=acme.headers)
+        response = cut_off.post(
+            f"/api/tenants/{acme.slug}/documents/{doc['id']}/publish", json={"confirm": True}, headers=acme.headers
+        )
         assert response.status_code == 202
         assert time.monotonic() - started < 5  # the answer never waits on Prefect
         assert services.handoff.flush(10)  # the relay tried, and kept the operation unsent
@@ -241,12 +263,19 @@ def _wait_run_final(run_id: str, timeout: float = 30):  # type: ignore[no-untype
 def test_redirects_are_versioned_and_go_public_with_a_release(pressroom: Pressroom) -> None:
     acme = pressroom.new_tenant("acme")
     target = pressroom.create_document(acme, "new-home", kind="page")
-    saved = pressroom.api.put(f"/api/tenants/{acme.slug}/site/redirects", headers=acme.headers, json={
-        "version": 0, "content": [{"from": "/old-home", "to": "/new-home", "status": 301}]})
-    stale = pressroom.api.put(f"/api/tenants/{acme.slug}/site/redirects", headers=acme.headers,
-                              json={"version": 0, "content": []})
-    bad = pressroom.api.put(f"/api/tenants/{acme.slug}/site/redirects", headers=acme.headers,
-                            json={"version": 1, "content": [{"from": "old", "to": "javascript:alert(1)"}]})
+    saved = pressroom.api.put(
+        f"/api/tenants/{acme.slug}/site/redirects",
+        headers=acme.headers,
+        json={"version": 0, "content": [{"from": "/old-home", "to": "/new-home", "status": 301}]},
+    )
+    stale = pressroom.api.put(
+        f"/api/tenants/{acme.slug}/site/redirects", headers=acme.headers, json={"version": 0, "content": []}
+    )
+    bad = pressroom.api.put(
+        f"/api/tenants/{acme.slug}/site/redirects",
+        headers=acme.headers,
+        json={"version": 1, "content": [{"from": "old", "to": "javascript:alert(1)"}]},
+    )
     before = pressroom.site.get(f"/{acme.slug}/old-home", follow_redirects=False)
 
     released = _release(pressroom, acme, [target], redirects_version=1)

@@ -70,8 +70,14 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         ws = factory.create(tenant)
         with ws.transaction() as tx:
             for slug, kind in documents:
-                document = create_document(tx, SYSTEM, slug=slug, title=f"{tenant} {slug}",
-                                           body=f"# {slug}\n\nThis is {tenant}'s {slug}.", kind=kind)
+                document = create_document(
+                    tx,
+                    SYSTEM,
+                    slug=slug,
+                    title=f"{tenant} {slug}",
+                    body=f"# {slug}\n\nThis is {tenant}'s {slug}.",
+                    kind=kind,
+                )
                 publish_document(tx, tenant, SYSTEM, document.id)
     app = CountingApp(create_site_asgi(settings, factory=WorkspaceFactory(settings.runtime, read_only=True)))
     with serve(app) as url:
@@ -167,9 +173,7 @@ def test_purge_answers_how_many_objects_it_dropped(edge: Varnish, client: httpx.
     assert missing.json()["error"]["code"] == "bad_request"
 
 
-def test_a_purge_with_a_wrong_or_missing_secret_is_refused(
-    varnish: Any, site: Site, client: httpx.Client
-) -> None:
+def test_a_purge_with_a_wrong_or_missing_secret_is_refused(varnish: Any, site: Site, client: httpx.Client) -> None:
     edge: Varnish = varnish(site.port, purge_secret=SECRET)
     fetch(client, edge, ["/acme/about"])
 
@@ -225,8 +229,13 @@ def test_a_workspace_configured_with_the_varnish_purge_url_purges_its_own_tags(
 def test_the_template_compiles_with_a_secret_a_cidr_acl_and_a_hostname_backend(tmp_path: Path) -> None:
     vcl = tmp_path / "chart-like.vcl"
     vcl.write_text(render_vcl("localhost", 8080, "c2VjcmV0+/=", purgers=["10.0.0.0/8", "127.0.0.1"], ttl="24h"))
-    compiled = subprocess.run([varnishd_binary(), "-C", *NO_JAIL, "-n", str(tmp_path / "work"), "-f", str(vcl)],
-                              check=False, capture_output=True, text=True, timeout=60)
+    compiled = subprocess.run(
+        [varnishd_binary(), "-C", *NO_JAIL, "-n", str(tmp_path / "work"), "-f", str(vcl)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert compiled.returncode == 0, compiled.stderr[-2000:]
     assert '"10.0.0.0"/8;' in vcl.read_text()
 

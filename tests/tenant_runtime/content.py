@@ -9,8 +9,9 @@ from tenant_runtime.workspace import Actor, Document, Operation, Workspace
 OWNER = Actor.for_role("u-owner", "owner")
 
 
-def publish(ws: Workspace, slug: str, *, title: str | None = None, body: str = "Body",
-            kind: str = "post") -> tuple[Document, Operation]:
+def publish(
+    ws: Workspace, slug: str, *, title: str | None = None, body: str = "Body", kind: str = "post"
+) -> tuple[Document, Operation]:
     """Create a document and publish it in two transactions, as the API would."""
     with ws.transaction() as tx:
         document = create_document(tx, OWNER, slug=slug, title=title or slug.title(), body=body, kind=kind)
@@ -18,8 +19,9 @@ def publish(ws: Workspace, slug: str, *, title: str | None = None, body: str = "
         return publish_document(tx, ws.tenant, OWNER, document.id)
 
 
-def republish(ws: Workspace, document_id: str, *, body: str | None = None,
-              title: str | None = None) -> tuple[Document, Operation]:
+def republish(
+    ws: Workspace, document_id: str, *, body: str | None = None, title: str | None = None
+) -> tuple[Document, Operation]:
     """Edit a document and publish the new version."""
     with ws.transaction() as tx:
         current = tx.get(Document, document_id)

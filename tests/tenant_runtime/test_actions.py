@@ -42,8 +42,9 @@ def test_create_then_update_snapshots_every_version_and_audits(workspace: Worksp
 
     assert doc.version == 2
     with workspace.reader() as tx:
-        bodies = [r.body for r in tx.exec(select(Revision).where(Revision.document_id == doc.id)
-                                          .order_by(Revision.version))]
+        bodies = [
+            r.body for r in tx.exec(select(Revision).where(Revision.document_id == doc.id).order_by(Revision.version))
+        ]
         actions = [a.action for a in tx.exec(select(AuditEntry).order_by(AuditEntry.id))]
     assert bodies == ["v1", "v2"]
     assert actions == ["content.create", "content.edit"]
@@ -85,10 +86,17 @@ def test_publish_commits_status_operation_outbox_and_audit_in_one_transaction(wo
     assert published.status == "published" and published.published_version == 1
     assert operation.status == "queued" and operation.sent_at is None
     assert operation.idempotency_key == f"publish:{operation.id}"
-    assert operation.parameters == {"tenant": "acme", "operation_id": operation.id, "document_id": doc.id,
-                                    "version": 1, "generation": 1}
+    assert operation.parameters == {
+        "tenant": "acme",
+        "operation_id": operation.id,
+        "document_id": doc.id,
+        "version": 1,
+        "generation": 1,
+    }
     with workspace.reader() as tx:
-        assert tx.exec(select(AuditEntry).where(AuditEntry.action == "content.publish")).one().operation_id == operation.id
+        assert (
+            tx.exec(select(AuditEntry).where(AuditEntry.action == "content.publish")).one().operation_id == operation.id
+        )
 
 
 def test_a_failed_publish_rolls_back_everything(workspace: Workspace) -> None:
@@ -114,7 +122,9 @@ def test_claim_checks_the_run_against_its_operation(workspace: Workspace) -> Non
         doc = create_document(tx, OWNER, slug="news", title="News", body="b", kind="post")
         _, operation = publish_document(tx, "acme", OWNER, doc.id)
     with pytest.raises(ClaimRejected), workspace.transaction() as tx:
-        operation_actions.claim(tx, _carried(operation, tenant="globex", operation_id=operation.id), flow_run_id="run-1")
+        operation_actions.claim(
+            tx, _carried(operation, tenant="globex", operation_id=operation.id), flow_run_id="run-1"
+        )
     with pytest.raises(ClaimRejected), workspace.transaction() as tx:
         operation_actions.claim(tx, _carried(operation, tenant="acme", version=2), flow_run_id="run-1")
     with workspace.transaction() as tx:
@@ -129,12 +139,21 @@ def test_failures_retry_five_times_then_dead_and_replay_resets_the_budget(worksp
         doc = create_document(tx, OWNER, slug="news", title="News", body="b", kind="post")
         _, operation = publish_document(tx, "acme", OWNER, doc.id)
     statuses = []
-    for attempt in range(6):
+    for _ in range(6):
         with workspace.transaction() as tx:
             operation_actions.claim(tx, _carried(operation, tenant="acme"), flow_run_id="run-1")
         with workspace.transaction() as tx:
-            statuses.append(operation_actions.fail(tx, operation.id, step="render_page", error_code="ConnectionError",
-                                     error_message="boom", max_retries=5, next_attempt_at=None).status)
+            statuses.append(
+                operation_actions.fail(
+                    tx,
+                    operation.id,
+                    step="render_page",
+                    error_code="ConnectionError",
+                    error_message="boom",
+                    max_retries=5,
+                    next_attempt_at=None,
+                ).status
+            )
     assert statuses == ["failed"] * 5 + ["dead"]
     with workspace.transaction() as tx:
         replayed = operation_actions.requeue(tx, OWNER, operation.id)

@@ -63,8 +63,12 @@ def test_a_build_writes_four_valid_documents_at_deterministic_keys(workspace: Wo
     store = workspace.store.store
     assert isinstance(store, MemoryStore)
     types = {key: store.content_type(f"tenants/acme/{spec.key}") for key, spec in aggregates.AGGREGATES.items()}
-    assert types == {"home": "text/html; charset=utf-8", "sitemap": "application/xml; charset=utf-8",
-                     "atom": "application/atom+xml; charset=utf-8", "rss": "application/rss+xml; charset=utf-8"}
+    assert types == {
+        "home": "text/html; charset=utf-8",
+        "sitemap": "application/xml; charset=utf-8",
+        "atom": "application/atom+xml; charset=utf-8",
+        "rss": "application/rss+xml; charset=utf-8",
+    }
     url = "http://site.test/acme/hello-world"
     sitemap = ET.fromstring(workspace.store.get("site/sitemap.xml") or b"")
     assert url in [loc.text for loc in sitemap.iter(f"{SITEMAP}loc")]
@@ -88,8 +92,11 @@ def test_a_second_call_at_the_same_generation_does_nothing(workspace: Workspace)
 @pytest.mark.parametrize("order", ["oldest-first", "newest-first", "interleaved"])
 def test_a_burst_of_publishes_regenerates_once_whatever_the_order(workspace: Workspace, order: str) -> None:
     operations = [publish(workspace, f"post-{n}")[1] for n in range(5)]
-    sequence = {"oldest-first": operations, "newest-first": operations[::-1],
-                "interleaved": [operations[2], operations[4], operations[0], operations[3], operations[1]]}[order]
+    sequence = {
+        "oldest-first": operations,
+        "newest-first": operations[::-1],
+        "interleaved": [operations[2], operations[4], operations[0], operations[3], operations[1]],
+    }[order]
 
     outcomes = []
     for operation in sequence:
@@ -104,8 +111,9 @@ def test_a_burst_of_publishes_regenerates_once_whatever_the_order(workspace: Wor
 
 def test_publishes_landing_during_the_settle_delay_are_covered_by_the_same_build(workspace: Workspace) -> None:
     _, first = publish(workspace, "first")
-    clock = FakeClock(during_sleep=[lambda: _finish(workspace, *[publish(workspace, f"late-{n}")[1]
-                                                                  for n in range(3)])])
+    clock = FakeClock(
+        during_sleep=[lambda: _finish(workspace, *[publish(workspace, f"late-{n}")[1] for n in range(3)])]
+    )
 
     result = _refresh(workspace, first, clock)
 

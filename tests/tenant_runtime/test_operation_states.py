@@ -10,10 +10,16 @@ from tenant_runtime.errors import IllegalTransition
 from tenant_runtime.operation_states import STATUSES, TERMINAL, TRANSITIONS, check_transition
 
 ALLOWED = {
-    ("scheduled", "queued"), ("scheduled", "cancelled"), ("scheduled", "failed"),
+    ("scheduled", "queued"),
+    ("scheduled", "cancelled"),
+    ("scheduled", "failed"),
     ("queued", "delivering"),
-    ("delivering", "succeeded"), ("delivering", "superseded"), ("delivering", "failed"), ("delivering", "queued"),
-    ("failed", "queued"), ("failed", "dead"),
+    ("delivering", "succeeded"),
+    ("delivering", "superseded"),
+    ("delivering", "failed"),
+    ("delivering", "queued"),
+    ("failed", "queued"),
+    ("failed", "dead"),
     ("dead", "queued"),
 }
 

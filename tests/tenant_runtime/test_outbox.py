@@ -11,7 +11,7 @@ from tenant_runtime.actions.publishing import publish_document, unpublish_docume
 from tenant_runtime.ids import utcnow
 from tenant_runtime.queries import get_operation
 from tenant_runtime.workflows import Carried, PublishBatchParameters
-from tenant_runtime.workspace import Actor, Operation, Workspace, WorkspaceFactory
+from tenant_runtime.workspace import Actor, Operation, Workspace
 
 OWNER = Actor.for_role("u-owner", "owner")
 POLICY = Coalescing(in_flight=2, batch_max=3, hold_seconds=60)
@@ -37,7 +37,9 @@ def _sent(ws: Workspace, send: Send, run_id: str) -> None:
 def _finish(ws: Workspace, send: Send, run_id: str) -> None:
     with ws.transaction() as tx:
         for op in send.operations:
-            operation_actions.claim(tx, Carried(operation_id=op.id, workflow=op.flow_name, fields={}), flow_run_id=run_id)
+            operation_actions.claim(
+                tx, Carried(operation_id=op.id, workflow=op.flow_name, fields={}), flow_run_id=run_id
+            )
             operation_actions.finish(tx, op.id, "succeeded")
 
 
@@ -53,7 +55,7 @@ def test_a_lone_publish_travels_in_its_own_publish_document_run(workspace: Works
 
 
 def test_publishes_wait_while_the_tenant_has_runs_in_flight_then_go_as_one_batch(workspace: Workspace) -> None:
-    first, second = _plan_and_send_two(workspace)
+    first, _ = _plan_and_send_two(workspace)
     waiting = [_publish(workspace, f"p{n}") for n in range(3)]
 
     assert _plan(workspace) == []  # two publish runs in flight: the new ones wait in the outbox
@@ -65,7 +67,8 @@ def test_publishes_wait_while_the_tenant_has_runs_in_flight_then_go_as_one_batch
     assert batch.idempotency_key == f"batch:{batch.batch_id}"
     assert isinstance(batch.parameters, PublishBatchParameters)
     assert [(m.operation_id, m.document_id, m.version) for m in batch.parameters.members] == [
-        (op.id, op.document_id, op.document_version) for op in waiting]
+        (op.id, op.document_id, op.document_version) for op in waiting
+    ]
     assert batch.parameters.operation_id == batch.batch_id
     assert batch.parameters.generation == max(op.parameters["generation"] for op in waiting)
 
@@ -114,9 +117,18 @@ def test_a_failed_batch_is_rescheduled_once_and_a_replayed_member_goes_alone(wor
     _sent(workspace, batch, "run-b")
     with workspace.transaction() as tx:
         for op in members:
-            operation_actions.claim(tx, Carried(operation_id=op.id, workflow=op.flow_name, fields={}), flow_run_id="run-b")
-            operation_actions.fail(tx, op.id, step="render_page", error_code="TimeoutError", error_message="slow",
-                     max_retries=5, next_attempt_at=utcnow())
+            operation_actions.claim(
+                tx, Carried(operation_id=op.id, workflow=op.flow_name, fields={}), flow_run_id="run-b"
+            )
+            operation_actions.fail(
+                tx,
+                op.id,
+                step="render_page",
+                error_code="TimeoutError",
+                error_message="slow",
+                max_retries=5,
+                next_attempt_at=utcnow(),
+            )
 
     [retry] = _plan(workspace)
     assert retry.flow_run_id == "run-b" and len(retry.operations) == 3  # one reschedule for the whole batch
@@ -124,11 +136,21 @@ def test_a_failed_batch_is_rescheduled_once_and_a_replayed_member_goes_alone(wor
     _sent(workspace, retry, "run-b")
     with workspace.transaction() as tx:
         for op in members:
-            operation_actions.claim(tx, Carried(operation_id=op.id, workflow=op.flow_name, fields={}), flow_run_id="run-b")
+            operation_actions.claim(
+                tx, Carried(operation_id=op.id, workflow=op.flow_name, fields={}), flow_run_id="run-b"
+            )
         operation_actions.finish(tx, members[0].id, "succeeded")
         operation_actions.finish(tx, members[1].id, "succeeded")
-        operation_actions.fail(tx, members[2].id, step="render_page", error_code="bad", error_message="bad", max_retries=5,
-                 next_attempt_at=None, permanent=True)
+        operation_actions.fail(
+            tx,
+            members[2].id,
+            step="render_page",
+            error_code="bad",
+            error_message="bad",
+            max_retries=5,
+            next_attempt_at=None,
+            permanent=True,
+        )
         operation_actions.requeue(tx, OWNER, members[2].id)
 
     [replay] = _plan(workspace)

@@ -15,9 +15,29 @@ from tenant_runtime.workspace.search_schema import ensure_search_schema
 from tests.tenant_runtime.content import publish, republish, unpublish
 
 HOSTILE_QUERIES = [
-    '"', '""', "'", "NEAR(alpha beta)", "alpha OR beta", "alpha AND", "NOT alpha", "title:alpha", "alpha*",
-    "-alpha", "^alpha", "(", ")", "{title}: alpha", "alpha + beta", "'; DROP TABLE document; --", "\x00alpha",
-    "\ue000alpha\ue001", "🙂", "   ", "*", "a" * 5000, "alpha " * 500,
+    '"',
+    '""',
+    "'",
+    "NEAR(alpha beta)",
+    "alpha OR beta",
+    "alpha AND",
+    "NOT alpha",
+    "title:alpha",
+    "alpha*",
+    "-alpha",
+    "^alpha",
+    "(",
+    ")",
+    "{title}: alpha",
+    "alpha + beta",
+    "'; DROP TABLE document; --",
+    "\x00alpha",
+    "\ue000alpha\ue001",
+    "🙂",
+    "   ",
+    "*",
+    "a" * 5000,
+    "alpha " * 500,
 ]
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from tenant_runtime import storage
-from tenant_runtime.errors import InvalidObjectKey, InvalidSlug
 from tenant_runtime.config import SettingsError
+from tenant_runtime.errors import InvalidObjectKey, InvalidSlug
 from tenant_runtime.settings import RuntimeSettings
 from tenant_runtime.storage import (
     FilesystemStore,

@@ -62,7 +62,9 @@ def test_a_delivery_is_signed_with_the_endpoint_secret(workspace: Workspace) -> 
     assert call.headers["X-Pressroom-Event"] == "after_publish"
     assert call.headers["Idempotency-Key"] == f"{operation.id}:{document.id}:{endpoint.id}"
     assert json.loads(call.body) == {
-        "event": "after_publish", "tenant": "acme", "operation_id": operation.id,
+        "event": "after_publish",
+        "tenant": "acme",
+        "operation_id": operation.id,
         "document": {"id": document.id, "slug": "launch", "version": 1, "url": "http://site.test/acme/launch"},
     }
 
@@ -99,8 +101,9 @@ def test_anything_but_2xx_is_a_failure(workspace: Workspace, status: int) -> Non
     document, operation = publish(workspace, "x")
 
     with pytest.raises(PressroomError) as raised:
-        webhooks.deliver_after_publish(workspace, webhooks.MemoryWebhookSender(status=status), operation.id,
-                                       document.id, 1)
+        webhooks.deliver_after_publish(
+            workspace, webhooks.MemoryWebhookSender(status=status), operation.id, document.id, 1
+        )
     assert raised.value.code == "webhook_delivery_failed" and _deliveries(workspace) == []
 
 
@@ -134,10 +137,20 @@ def test_registration_needs_site_admin_and_audits_without_the_secret(workspace: 
     assert all(secret not in json.dumps(a.data) for a in audit)
 
 
-@pytest.mark.parametrize("url", [
-    "", "javascript:alert(1)", "ftp://files.example/x", "/relative/path", "https://", "https://user:pw@host.example/",
-    "https://host.example/a b", "https://host.example/\n", "http://" + "a" * 2001 + ".example/",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "",
+        "javascript:alert(1)",
+        "ftp://files.example/x",
+        "/relative/path",
+        "https://",
+        "https://user:pw@host.example/",
+        "https://host.example/a b",
+        "https://host.example/\n",
+        "http://" + "a" * 2001 + ".example/",
+    ],
+)
 def test_bad_urls_are_refused(workspace: Workspace, url: str) -> None:
     with pytest.raises(BadRequest) as raised, workspace.transaction() as tx:
         register_webhook(tx, OWNER, url=url)

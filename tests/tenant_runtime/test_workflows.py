@@ -79,8 +79,9 @@ def test_parameters_cannot_change_and_refuse_unknown_fields() -> None:
 
 
 def test_a_run_carries_its_parameters_under_one_name_and_decodes_back() -> None:
-    parameters = ScheduledPublishParameters(tenant="acme", operation_id="op_1",
-                                            documents=(DocumentVersion(document_id="doc_1", version=3),))
+    parameters = ScheduledPublishParameters(
+        tenant="acme", operation_id="op_1", documents=(DocumentVersion(document_id="doc_1", version=3),)
+    )
     encoded = run_parameters(parameters)
     assert list(encoded) == ["params"] and encoded["params"]["documents"] == [{"document_id": "doc_1", "version": 3}]
     assert parameters_from_run(Workflow.SCHEDULED_PUBLISH, encoded) == parameters
@@ -89,31 +90,52 @@ def test_a_run_carries_its_parameters_under_one_name_and_decodes_back() -> None:
 def test_runs_and_records_from_before_the_contract_still_decode() -> None:
     # A release stored [document_id, version] pairs; a batch run passed flat lists.
     old = {"tenant": "acme", "operation_id": "op_1", "documents": [["doc_1", 3]], "theme": None}
-    assert ScheduledPublishParameters.model_validate(old).documents == (DocumentVersion(document_id="doc_1", version=3),)
-    batch = parameters_from_run(Workflow.PUBLISH_BATCH, {
-        "tenant": "acme", "operation_id": "bat_1", "operations": ["op_1", "op_2"],
-        "documents": [["doc_1", 1], ["doc_2", 4]], "generation": 9})
+    assert ScheduledPublishParameters.model_validate(old).documents == (
+        DocumentVersion(document_id="doc_1", version=3),
+    )
+    batch = parameters_from_run(
+        Workflow.PUBLISH_BATCH,
+        {
+            "tenant": "acme",
+            "operation_id": "bat_1",
+            "operations": ["op_1", "op_2"],
+            "documents": [["doc_1", 1], ["doc_2", 4]],
+            "generation": 9,
+        },
+    )
     assert isinstance(batch, PublishBatchParameters)
-    assert [(m.operation_id, m.document_id, m.version) for m in batch.members] == [("op_1", "doc_1", 1),
-                                                                                   ("op_2", "doc_2", 4)]
+    assert [(m.operation_id, m.document_id, m.version) for m in batch.members] == [
+        ("op_1", "doc_1", 1),
+        ("op_2", "doc_2", 4),
+    ]
 
 
-@pytest.mark.parametrize("workflow, raw", [
-    (Workflow.PUBLISH_DOCUMENT, {"params": {"tenant": "acme", "operation_id": "op_1"}}),
-    (Workflow.PUBLISH_DOCUMENT, {"params": {"tenant": "acme", "operation_id": "op_1", "document_id": "d",
-                                            "version": "two"}}),
-    (Workflow.PUBLISH_BATCH, {"params": {"tenant": "acme", "operation_id": "bat_1", "members": []}}),
-    (Workflow.EXPORT_BACKUP, {"params": {"tenant": "acme", "operation_id": "op_1"}}),
-    ("no_such_flow", {"params": {}}),
-])
+@pytest.mark.parametrize(
+    "workflow, raw",
+    [
+        (Workflow.PUBLISH_DOCUMENT, {"params": {"tenant": "acme", "operation_id": "op_1"}}),
+        (
+            Workflow.PUBLISH_DOCUMENT,
+            {"params": {"tenant": "acme", "operation_id": "op_1", "document_id": "d", "version": "two"}},
+        ),
+        (Workflow.PUBLISH_BATCH, {"params": {"tenant": "acme", "operation_id": "bat_1", "members": []}}),
+        (Workflow.EXPORT_BACKUP, {"params": {"tenant": "acme", "operation_id": "op_1"}}),
+        ("no_such_flow", {"params": {}}),
+    ],
+)
 def test_parameters_that_do_not_fit_are_a_claim_rejection(workflow: str, raw: dict[str, object]) -> None:
     with pytest.raises(ClaimRejected):
         parameters_from_run(workflow, raw)
 
 
 def test_a_batch_carries_each_member_and_what_its_record_must_hold() -> None:
-    batch = PublishBatchParameters.model_validate({"tenant": "acme", "operation_id": "bat_1", "members": [
-        {"operation_id": "op_1", "document_id": "doc_1", "version": 2}]})
+    batch = PublishBatchParameters.model_validate(
+        {
+            "tenant": "acme",
+            "operation_id": "bat_1",
+            "members": [{"operation_id": "op_1", "document_id": "doc_1", "version": 2}],
+        }
+    )
     [carried] = batch.carried("publish_batch")
     assert carried.operation_id == "op_1" and carried.workflow == "publish_document"
     assert carried.fields == {"tenant": "acme", "document_id": "doc_1", "version": 2}

@@ -93,8 +93,10 @@ def _schema_version(path: Path) -> int:
 def _sql(path: Path) -> set[tuple[str, str, str]]:
     """Every table, index and trigger as SQLite stores it, whitespace normalised."""
     with closing(sqlite3.connect(path)) as db:
-        return {(kind, name, " ".join(sql.split())) for kind, name, sql in db.execute(
-            "SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL")}
+        return {
+            (kind, name, " ".join(sql.split()))
+            for kind, name, sql in db.execute("SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL")
+        }
 
 
 def _structure(path: Path) -> dict[str, Any]:
@@ -133,8 +135,12 @@ def _assert_rows_kept(before: Rows, after: Rows) -> None:
         columns = set(rows[0]) if rows else set()
         kept = sorted(({k: v for k, v in row.items() if k in columns} for row in after[table]), key=repr)
         assert kept == rows, table
-        assert all(v is None for row in after[table] for k, v in row.items()
-                   if k not in columns and (table, k) not in BACKFILLED), table
+        assert all(
+            v is None
+            for row in after[table]
+            for k, v in row.items()
+            if k not in columns and (table, k) not in BACKFILLED
+        ), table
     documents = {op["id"]: op["document_id"] or "" for op in after["operation"]}
     assert all(row["document_id"] == documents[row["operation_id"]] for row in after["webhook_delivery"])
 
@@ -145,10 +151,26 @@ def test_a_pre_alembic_workspace_upgrades_in_place_on_open_without_losing_a_row(
 ) -> None:
     path = _load_tenant(workspace_factory, dump)
     before = _rows(path)
-    assert sum(len(rows) for rows in before.values()) > 50 and all(before[t] for t in (
-        "document", "revision", "operation", "attempt", "audit_entry", "idempotency_record", "site_resource",
-        "site_resource_revision", "webhook_endpoint", "webhook_delivery", "rendered_object", "aggregate_state",
-        "site_state", "search_document", "search_index"))
+    assert sum(len(rows) for rows in before.values()) > 50 and all(
+        before[t]
+        for t in (
+            "document",
+            "revision",
+            "operation",
+            "attempt",
+            "audit_entry",
+            "idempotency_record",
+            "site_resource",
+            "site_resource_revision",
+            "webhook_endpoint",
+            "webhook_delivery",
+            "rendered_object",
+            "aggregate_state",
+            "site_state",
+            "search_document",
+            "search_index",
+        )
+    )
 
     ws = workspace_factory.open(TENANT)
 
@@ -195,10 +217,13 @@ def _metadata_diff(path: Path, metadata: MetaData = WorkspaceModel.metadata) -> 
     engine = _sqlite_engine(path, busy_timeout_ms=1000, read_only=True)
     try:
         with engine.connect() as connection:
-            context = MigrationContext.configure(connection, opts={
-                # The FTS5 tables and their shadow tables are not models: the next test checks them.
-                "include_name": lambda name, kind, _parent: kind != "table" or not name.startswith(SEARCH_TABLES),
-            })
+            context = MigrationContext.configure(
+                connection,
+                opts={
+                    # The FTS5 tables and their shadow tables are not models: the next test checks them.
+                    "include_name": lambda name, kind, _parent: kind != "table" or not name.startswith(SEARCH_TABLES),
+                },
+            )
             return compare_metadata(context, metadata)
     finally:
         engine.dispose()
@@ -254,7 +279,7 @@ def test_two_threads_opening_the_same_old_workspace_both_succeed_and_it_migrates
         barrier.wait()
         try:
             results.append(upgrade_workspace(TENANT, workspace_factory.settings))
-        except Exception as exc:  # noqa: BLE001 — the assertion below shows it
+        except Exception as exc:
             results.append(exc)
 
     threads = [threading.Thread(target=upgrade) for _ in range(2)]
@@ -283,7 +308,7 @@ def test_two_factories_opening_the_same_old_workspace_at_once_both_succeed(
         barrier.wait()
         try:
             found.append([hit.slug for hit in search.search(factory.open(TENANT), SEARCH_WORD)])
-        except Exception as exc:  # noqa: BLE001 — the assertion below shows it
+        except Exception as exc:
             found.append(exc)
 
     threads = [threading.Thread(target=open_and_search) for _ in range(2)]
@@ -308,8 +333,10 @@ def test_two_processes_upgrading_the_same_old_workspace_migrate_it_once(
     before = _rows(path)
     context = multiprocessing.get_context("spawn")  # no fork of a process that holds threads and engines
     barrier, results = context.Barrier(2), context.Queue()
-    children = [context.Process(target=_upgrade_in_child, args=(str(workspace_factory.settings.data_dir), barrier,
-                                                                 results)) for _ in range(2)]
+    children = [
+        context.Process(target=_upgrade_in_child, args=(str(workspace_factory.settings.data_dir), barrier, results))
+        for _ in range(2)
+    ]
     for child in children:
         child.start()
     outcomes = sorted((results.get(timeout=60) for _ in children), key=repr)
@@ -338,7 +365,11 @@ def test_migrate_workspaces_upgrades_every_tenant_and_reports_each(workspace_fac
     head = head_revision()
     assert reported == outcomes
     assert [(o.tenant, o.result.from_revision if o.result else "-", o.ok) for o in outcomes] == [
-        ("alpha", head, True), ("bravo", None, True), ("charlie", None, True), ("delta", "-", False)]
+        ("alpha", head, True),
+        ("bravo", None, True),
+        ("charlie", None, True),
+        ("delta", "-", False),
+    ]
     assert outcomes[3].error is not None and "DatabaseError" in outcomes[3].error
     assert all(_revision(settings.workspace_path(t)) == head for t in ("alpha", "bravo", "charlie"))
     assert [o.result.upgraded for o in migrate_workspaces(settings) if o.result] == [False, False, False]
@@ -401,7 +432,7 @@ def test_a_workspace_from_newer_code_is_refused_and_left_alone(workspace_factory
 # The next revision will change columns. On SQLite that is op.batch_alter_table, which recreates
 # the table; operation is a parent (attempt references it), so this only works with foreign keys
 # off during the upgrade. A throwaway revision after head proves the mechanism does that and keeps every row.
-_NEXT_REVISION = '''
+_NEXT_REVISION = """
 import sqlalchemy as sa
 from alembic import op
 
@@ -419,7 +450,7 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     raise NotImplementedError
-'''
+"""
 
 
 def _chain_with_next_revision(tmp_path: Path) -> ScriptDirectory:
@@ -457,7 +488,6 @@ def test_a_batch_alter_revision_recreates_a_parent_table_and_keeps_every_row(
     with closing(sqlite3.connect(path)) as db:
         assert db.execute("PRAGMA foreign_key_check").fetchall() == []
         assert db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
-
 
 
 def test_the_migrations_package_exports_what_it_lists() -> None:

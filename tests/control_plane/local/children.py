@@ -1,10 +1,10 @@
 """Tiny children for the supervisor tests: ``python -m tests.control_plane.local.children MODE ARGS``.
 
-    serve READY_FILE              write READY_FILE, then sleep until signalled
-    ignore-term READY_FILE        the same, but ignore SIGTERM (only SIGKILL ends it)
-    exit CODE LINES               print LINES numbered lines, exit with CODE at once
-    crash-times N COUNTER READY   exit 3 on each of the first N starts (counted in COUNTER), then serve
-    crash-after SECONDS           run SECONDS, then exit 4
+serve READY_FILE              write READY_FILE, then sleep until signalled
+ignore-term READY_FILE        the same, but ignore SIGTERM (only SIGKILL ends it)
+exit CODE LINES               print LINES numbered lines, exit with CODE at once
+crash-times N COUNTER READY   exit 3 on each of the first N starts (counted in COUNTER), then serve
+crash-after SECONDS           run SECONDS, then exit 4
 """
 
 from __future__ import annotations

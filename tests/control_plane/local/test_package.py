@@ -15,7 +15,9 @@ def test_every_exported_name_exists() -> None:
 
 
 def test_importing_the_stack_does_not_import_prefect() -> None:
-    code = ("import sys, control_plane.local, control_plane.local.stack; "
-            "print(sorted(m for m in sys.modules if m == 'prefect' or m.startswith('prefect.')))")
+    code = (
+        "import sys, control_plane.local, control_plane.local.stack; "
+        "print(sorted(m for m in sys.modules if m == 'prefect' or m.startswith('prefect.')))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -16,8 +16,10 @@ from control_plane.local import PortTaken, PortWanted, check_ports_free, free_po
 def listener() -> Iterator[int]:
     """A child process listening on a free loopback port until the test ends."""
     port = free_port()
-    code = ("import socket, sys, time; s = socket.socket(); s.bind(('127.0.0.1', int(sys.argv[1]))); s.listen(); "
-            "print('ready', flush=True); time.sleep(600)")
+    code = (
+        "import socket, sys, time; s = socket.socket(); s.bind(('127.0.0.1', int(sys.argv[1]))); s.listen(); "
+        "print('ready', flush=True); time.sleep(600)"
+    )
     child = subprocess.Popen([sys.executable, "-c", code, str(port)], stdout=subprocess.PIPE, text=True)
     try:
         assert child.stdout is not None and child.stdout.readline().strip() == "ready"
@@ -41,10 +43,12 @@ def test_a_taken_port_names_its_holder_and_the_setting(listener: int) -> None:
     assert holder.command.startswith("python") and "socket" in holder.command
 
     with pytest.raises(PortTaken) as raised:
-        check_ports_free([
-            PortWanted("127.0.0.1", free_port(), "public site", "PRESSROOM_SITE_PORT"),
-            PortWanted("127.0.0.1", listener, "control plane", "PRESSROOM_PORT"),
-        ])
+        check_ports_free(
+            [
+                PortWanted("127.0.0.1", free_port(), "public site", "PRESSROOM_SITE_PORT"),
+                PortWanted("127.0.0.1", listener, "control plane", "PRESSROOM_PORT"),
+            ]
+        )
     message = str(raised.value)
     assert raised.value.code == "port_taken"
     assert message.startswith(f"port {listener} (control plane) is taken by pid {holder.pid}: python")

@@ -30,8 +30,10 @@ from control_plane.local import (
 from control_plane.local.pg_user import OsUser, run_as_prefix
 
 REPO = Path(__file__).resolve().parents[3]
-STARTER = ("import sys, time; from pathlib import Path; from control_plane.local import start_embedded_postgres; "
-           "print(start_embedded_postgres(Path(sys.argv[1])).pid, flush=True); time.sleep(600)")
+STARTER = (
+    "import sys, time; from pathlib import Path; from control_plane.local import start_embedded_postgres; "
+    "print(start_embedded_postgres(Path(sys.argv[1])).pid, flush=True); time.sleep(600)"
+)
 as_root = pytest.mark.skipif(os.geteuid() != 0, reason="PostgreSQL runs as another user only when we are root")
 
 
@@ -127,7 +129,9 @@ def test_the_postmaster_dies_with_the_process_that_started_it(tmp_path: Path) ->
     data_dir = tmp_path / "pg"
     starter = subprocess.Popen(
         [sys.executable, "-c", STARTER, str(data_dir)],
-        cwd=REPO, stdout=subprocess.PIPE, text=True,
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert starter.stdout is not None

@@ -58,8 +58,11 @@ def test_prefect_port_setting_is_validated_like_the_others() -> None:
 
 
 def test_the_stack_checks_its_three_ports_with_their_settings(tmp_path: Path) -> None:
-    stack = Stack(Settings.from_env(stack_env(tmp_path, PRESSROOM_PORT=1111, PRESSROOM_SITE_PORT=2222,
-                                              PRESSROOM_PREFECT_PORT=3333)))
+    stack = Stack(
+        Settings.from_env(
+            stack_env(tmp_path, PRESSROOM_PORT=1111, PRESSROOM_SITE_PORT=2222, PRESSROOM_PREFECT_PORT=3333)
+        )
+    )
     assert [(w.port, w.purpose, w.setting) for w in stack.wanted_ports()] == [
         (1111, "control plane", "PRESSROOM_PORT"),
         (2222, "public site", "PRESSROOM_SITE_PORT"),
@@ -68,14 +71,17 @@ def test_the_stack_checks_its_three_ports_with_their_settings(tmp_path: Path) ->
 
 
 def test_a_taken_port_stops_pressroom_up_before_it_touches_anything(tmp_path: Path) -> None:
-    code = "import socket, time; s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(); " \
-           "print(s.getsockname()[1], flush=True); time.sleep(600)"
+    code = (
+        "import socket, time; s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(); "
+        "print(s.getsockname()[1], flush=True); time.sleep(600)"
+    )
     holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None
         taken = int(holder.stdout.readline())
-        env = stack_env(tmp_path / "data", PRESSROOM_PORT=free_port(), PRESSROOM_SITE_PORT=taken,
-                        PRESSROOM_PREFECT_PORT=free_port())
+        env = stack_env(
+            tmp_path / "data", PRESSROOM_PORT=free_port(), PRESSROOM_SITE_PORT=taken, PRESSROOM_PREFECT_PORT=free_port()
+        )
         result = subprocess.run(UP, env=env, cwd=REPO, capture_output=True, text=True, timeout=120, check=False)
     finally:
         holder.kill()
@@ -116,17 +122,17 @@ class RunningStack:
 
     def serving(self) -> bool:
         try:
-            return (self.api.get("/healthz").status_code == 200
-                    and self.site.get("/example/").status_code == 200)
+            return self.api.get("/healthz").status_code == 200 and self.site.get("/example/").status_code == 200
         except httpx.HTTPError:
             return False
 
     def publish(self, slug: str) -> str:
-        doc = self.api.post("/api/tenants/example/documents",
-                            json={"slug": slug, "title": slug.title(), "body": f"about **{slug}**", "kind": "post"})
+        doc = self.api.post(
+            "/api/tenants/example/documents",
+            json={"slug": slug, "title": slug.title(), "body": f"about **{slug}**", "kind": "post"},
+        )
         assert doc.status_code == 201, doc.text
-        published = self.api.post(f"/api/tenants/example/documents/{doc.json()['id']}/publish",
-                                  json={"confirm": True})
+        published = self.api.post(f"/api/tenants/example/documents/{doc.json()['id']}/publish", json={"confirm": True})
         assert published.status_code == 202, published.text
         return str(published.json()["operation_id"])
 
@@ -147,21 +153,27 @@ def running_stack(tmp_path: Path) -> Iterator[RunningStack]:
     env = stack_env(data_dir, **ports)
     output = tmp_path / "up.out"
     with output.open("wb") as out:
-        process = subprocess.Popen(UP, env=env, cwd=REPO, stdout=out, stderr=subprocess.STDOUT,
-                                   start_new_session=True)  # its own process group, like `make up`'s
+        process = subprocess.Popen(
+            UP, env=env, cwd=REPO, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )  # its own process group, like `make up`'s
     stack: RunningStack | None = None
     try:
         credentials_path = data_dir / "local-credentials.json"
-        wait_for(lambda: credentials_path.exists() or process.poll() is not None, START_TIMEOUT_S,
-                 "local-credentials.json")
+        wait_for(
+            lambda: credentials_path.exists() or process.poll() is not None, START_TIMEOUT_S, "local-credentials.json"
+        )
         assert process.poll() is None, output.read_text()
         credentials = json.loads(credentials_path.read_text())
         assert credentials_path.stat().st_mode & 0o777 == 0o600
         headers = {"Authorization": f"Bearer {credentials['tenant_token']}"}
-        stack = RunningStack(process, data_dir, env, httpx.Client(base_url=credentials["dashboard_url"],
-                                                                  headers=headers, timeout=30),
-                             httpx.Client(base_url=f"http://127.0.0.1:{ports['PRESSROOM_SITE_PORT']}", timeout=30),
-                             output)
+        stack = RunningStack(
+            process,
+            data_dir,
+            env,
+            httpx.Client(base_url=credentials["dashboard_url"], headers=headers, timeout=30),
+            httpx.Client(base_url=f"http://127.0.0.1:{ports['PRESSROOM_SITE_PORT']}", timeout=30),
+            output,
+        )
         yield stack
     finally:
         started = stack.started_pids() if stack is not None else set()
@@ -216,8 +228,16 @@ def test_pressroom_up_restarts_each_killed_child_and_stops_cleanly(running_stack
     os.killpg(stack.process.pid, signal.SIGTERM)
     assert stack.process.wait(timeout=120) == 0, stack.output.read_text()[-3000:]
     assert [pid for pid in started if not gone(pid)] == []
-    leftovers = [p.pid for p in psutil.process_iter(["cmdline", "status"])
-                 if p.info["status"] != psutil.STATUS_ZOMBIE and str(stack.data_dir) in " ".join(p.info["cmdline"] or [])]
+    leftovers = [
+        p.pid
+        for p in psutil.process_iter(["cmdline", "status"])
+        if p.info["status"] != psutil.STATUS_ZOMBIE and str(stack.data_dir) in " ".join(p.info["cmdline"] or [])
+    ]
     assert leftovers == []
     assert [e["child"] for e in stack.events("child_stopped")] == [
-        "worker", "site", "control-plane", "prefect-server", "postgres"]
+        "worker",
+        "site",
+        "control-plane",
+        "prefect-server",
+        "postgres",
+    ]

@@ -55,7 +55,10 @@ class Harness:
         (self.root / "config.json").write_text(json.dumps(config))
         self.process = subprocess.Popen(
             [sys.executable, "-m", "tests.control_plane.local.supervisor_harness", str(self.root / "config.json")],
-            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
             start_new_session=True,  # its own process group, as `make up` has
         )
         return self
@@ -117,15 +120,20 @@ def test_a_crashing_child_is_restarted_with_backoff_while_the_others_keep_runnin
     harness: Harness, tmp_path: Path
 ) -> None:
     counter, ready = tmp_path / "flaky.count", tmp_path / "flaky.ready"
-    harness.start([
-        serve(tmp_path, "steady"),
-        {"name": "flaky", "mode": "crash-times", "args": ["3", str(counter), str(ready)], "ready_file": str(ready)},
-    ])
+    harness.start(
+        [
+            serve(tmp_path, "steady"),
+            {"name": "flaky", "mode": "crash-times", "args": ["3", str(counter), str(ready)], "ready_file": str(ready)},
+        ]
+    )
     up = harness.wait_event("harness_up")[0]
 
     exits = [e for e in harness.events(EXITED) if e["child"] == "flaky"]
     assert [(e["attempt"], e["restart_in"], e["status"]) for e in exits] == [
-        (1, 0.5, "exit status 3"), (2, 1.0, "exit status 3"), (3, 2.0, "exit status 3")]
+        (1, 0.5, "exit status 3"),
+        (2, 1.0, "exit status 3"),
+        (3, 2.0, "exit status 3"),
+    ]
     starts = [e for e in harness.events("child_started") if e["child"] == "flaky"]
     gaps = [_t(b) - _t(a) for a, b in itertools.pairwise(starts)]
     assert len(gaps) == 3
@@ -150,8 +158,11 @@ def test_a_crashing_child_is_restarted_with_backoff_while_the_others_keep_runnin
 
 
 def test_the_attempt_count_resets_once_a_child_stayed_up(harness: Harness, tmp_path: Path) -> None:
-    harness.start([serve(tmp_path, "steady"), {"name": "slow", "mode": "crash-after", "args": ["0.6"]}],
-                  stable_after=0.5, crash_window=0.3)
+    harness.start(
+        [serve(tmp_path, "steady"), {"name": "slow", "mode": "crash-after", "args": ["0.6"]}],
+        stable_after=0.5,
+        crash_window=0.3,
+    )
     exits = harness.wait_event(EXITED, count=3)
     assert [e["attempt"] for e in exits] == [1, 1, 1]
     assert [e["restart_in"] for e in exits] == [0.5, 0.5, 0.5]
@@ -160,12 +171,13 @@ def test_the_attempt_count_resets_once_a_child_stayed_up(harness: Harness, tmp_p
 
 
 def test_a_crash_loop_stops_everything_and_shows_the_last_log_lines(harness: Harness, tmp_path: Path) -> None:
-    harness.start([serve(tmp_path, "steady"), {"name": "broken", "mode": "exit", "args": ["7", "50"]}],
-                  first_delay=0.05)
+    harness.start(
+        [serve(tmp_path, "steady"), {"name": "broken", "mode": "exit", "args": ["7", "50"]}], first_delay=0.05
+    )
     status, output = harness.finish()
     assert status == 1, output
     assert "broken crashed 5 times within 120 s (last: exit status 7); stopping everything" in output
-    shown = output[output.index("last 30 lines of broken's log"):]
+    shown = output[output.index("last 30 lines of broken's log") :]
     assert "log line 49" in shown and "log line 20" in shown and "log line 19" not in shown
     assert len(harness.events(EXITED)) == 4  # the fifth crash is the loop, not a restart
     assert [e["child"] for e in harness.events("child_stopped")] == ["steady"]
@@ -187,8 +199,13 @@ def test_a_crash_loop_stops_everything_and_shows_the_last_log_lines(harness: Har
 def test_a_stop_signal_stops_every_child_and_exits_0(
     harness: Harness, tmp_path: Path, signum: signal.Signals, times: int, to_group: bool
 ) -> None:
-    harness.start([serve(tmp_path, "first"), serve(tmp_path, "stubborn", mode="ignore-term", stop_timeout=1.0),
-                   serve(tmp_path, "last")])
+    harness.start(
+        [
+            serve(tmp_path, "first"),
+            serve(tmp_path, "stubborn", mode="ignore-term", stop_timeout=1.0),
+            serve(tmp_path, "last"),
+        ]
+    )
     pids = harness.wait_event("harness_up")[0]["pids"]
     assert harness.process is not None
     for _ in range(times):
@@ -218,8 +235,12 @@ def test_kill_9_of_the_supervisor_takes_its_children_down(harness: Harness, tmp_
 
 
 def test_a_stop_during_start_up_stops_what_was_started(harness: Harness, tmp_path: Path) -> None:
-    never = {"name": "never-ready", "mode": "serve", "args": [str(tmp_path / "elsewhere")],
-             "ready_file": str(tmp_path / "never")}
+    never = {
+        "name": "never-ready",
+        "mode": "serve",
+        "args": [str(tmp_path / "elsewhere")],
+        "ready_file": str(tmp_path / "never"),
+    }
     harness.start([serve(tmp_path, "first"), never])
     started = harness.wait_event("child_started", count=2)
     assert harness.process is not None

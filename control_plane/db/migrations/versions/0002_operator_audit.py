@@ -8,7 +8,7 @@ Create Date: 2026-12-01 08:30:00
 from __future__ import annotations
 
 import sqlalchemy as sa
-import sqlmodel
+import sqlmodel.sql.sqltypes
 from alembic import op
 
 revision = "0002"

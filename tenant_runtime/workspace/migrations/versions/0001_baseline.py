@@ -1,4 +1,4 @@
-'''Baseline: the workspace schema of commit ff71dd0, the last one before workspaces were versioned.
+"""Baseline: the workspace schema of commit ff71dd0, the last one before workspaces were versioned.
 
 Revision ID: 0001
 Revises: (none)
@@ -23,7 +23,7 @@ place and without rebuilding any table, so every row stays as it was:
 Unique constraints and foreign keys are part of each ``CREATE TABLE`` and never
 changed after a table was first created (see the models' git history), so an
 existing table already has them. The FTS5 tokenizer never changed either.
-'''
+"""
 
 from __future__ import annotations
 
@@ -41,7 +41,9 @@ depends_on: str | None = None
 
 # In the order of the models' metadata.sorted_tables: parents before children.
 TABLES: tuple[tuple[str, str], ...] = (
-    ("aggregate_state", """CREATE TABLE aggregate_state (
+    (
+        "aggregate_state",
+        """CREATE TABLE aggregate_state (
     id INTEGER NOT NULL,
     generation INTEGER NOT NULL,
     builds INTEGER NOT NULL,
@@ -49,8 +51,11 @@ TABLES: tuple[tuple[str, str], ...] = (
     operation_id VARCHAR,
     built_at DATETIME,
     PRIMARY KEY (id)
-)"""),
-    ("audit_entry", """CREATE TABLE audit_entry (
+)""",
+    ),
+    (
+        "audit_entry",
+        """CREATE TABLE audit_entry (
     id INTEGER NOT NULL,
     action VARCHAR NOT NULL,
     actor VARCHAR NOT NULL,
@@ -60,8 +65,11 @@ TABLES: tuple[tuple[str, str], ...] = (
     data JSON NOT NULL,
     created_at DATETIME NOT NULL,
     PRIMARY KEY (id)
-)"""),
-    ("document", """CREATE TABLE document (
+)""",
+    ),
+    (
+        "document",
+        """CREATE TABLE document (
     id VARCHAR NOT NULL,
     slug VARCHAR NOT NULL,
     title VARCHAR NOT NULL,
@@ -74,8 +82,11 @@ TABLES: tuple[tuple[str, str], ...] = (
     created_at DATETIME NOT NULL,
     updated_at DATETIME NOT NULL,
     PRIMARY KEY (id)
-)"""),
-    ("idempotency_record", """CREATE TABLE idempotency_record (
+)""",
+    ),
+    (
+        "idempotency_record",
+        """CREATE TABLE idempotency_record (
     id INTEGER NOT NULL,
     scope VARCHAR NOT NULL,
     "key" VARCHAR NOT NULL,
@@ -85,8 +96,11 @@ TABLES: tuple[tuple[str, str], ...] = (
     created_at DATETIME NOT NULL,
     PRIMARY KEY (id),
     UNIQUE (scope, "key")
-)"""),
-    ("operation", """CREATE TABLE operation (
+)""",
+    ),
+    (
+        "operation",
+        """CREATE TABLE operation (
     id VARCHAR NOT NULL,
     kind VARCHAR NOT NULL,
     flow_name VARCHAR NOT NULL,
@@ -110,8 +124,11 @@ TABLES: tuple[tuple[str, str], ...] = (
     finished_at DATETIME,
     PRIMARY KEY (id),
     UNIQUE (idempotency_key)
-)"""),
-    ("rendered_object", """CREATE TABLE rendered_object (
+)""",
+    ),
+    (
+        "rendered_object",
+        """CREATE TABLE rendered_object (
     "key" VARCHAR NOT NULL,
     document_id VARCHAR,
     version INTEGER NOT NULL,
@@ -119,23 +136,32 @@ TABLES: tuple[tuple[str, str], ...] = (
     operation_id VARCHAR,
     updated_at DATETIME NOT NULL,
     PRIMARY KEY ("key")
-)"""),
-    ("site_resource", """CREATE TABLE site_resource (
+)""",
+    ),
+    (
+        "site_resource",
+        """CREATE TABLE site_resource (
     name VARCHAR NOT NULL,
     version INTEGER NOT NULL,
     published_version INTEGER,
     updated_at DATETIME NOT NULL,
     PRIMARY KEY (name)
-)"""),
-    ("site_state", """CREATE TABLE site_state (
+)""",
+    ),
+    (
+        "site_state",
+        """CREATE TABLE site_state (
     id INTEGER NOT NULL,
     title VARCHAR NOT NULL,
     timezone VARCHAR NOT NULL,
     generation INTEGER NOT NULL,
     updated_at DATETIME NOT NULL,
     PRIMARY KEY (id)
-)"""),
-    ("webhook_endpoint", """CREATE TABLE webhook_endpoint (
+)""",
+    ),
+    (
+        "webhook_endpoint",
+        """CREATE TABLE webhook_endpoint (
     id VARCHAR NOT NULL,
     url VARCHAR NOT NULL,
     secret VARCHAR NOT NULL,
@@ -145,8 +171,11 @@ TABLES: tuple[tuple[str, str], ...] = (
     created_at DATETIME NOT NULL,
     updated_at DATETIME NOT NULL,
     PRIMARY KEY (id)
-)"""),
-    ("attempt", """CREATE TABLE attempt (
+)""",
+    ),
+    (
+        "attempt",
+        """CREATE TABLE attempt (
     id INTEGER NOT NULL,
     operation_id VARCHAR NOT NULL,
     number INTEGER NOT NULL,
@@ -159,8 +188,11 @@ TABLES: tuple[tuple[str, str], ...] = (
     PRIMARY KEY (id),
     UNIQUE (operation_id, number),
     FOREIGN KEY(operation_id) REFERENCES operation (id)
-)"""),
-    ("revision", """CREATE TABLE revision (
+)""",
+    ),
+    (
+        "revision",
+        """CREATE TABLE revision (
     id INTEGER NOT NULL,
     document_id VARCHAR NOT NULL,
     version INTEGER NOT NULL,
@@ -173,8 +205,11 @@ TABLES: tuple[tuple[str, str], ...] = (
     PRIMARY KEY (id),
     UNIQUE (document_id, version),
     FOREIGN KEY(document_id) REFERENCES document (id)
-)"""),
-    ("site_resource_revision", """CREATE TABLE site_resource_revision (
+)""",
+    ),
+    (
+        "site_resource_revision",
+        """CREATE TABLE site_resource_revision (
     id INTEGER NOT NULL,
     name VARCHAR NOT NULL,
     version INTEGER NOT NULL,
@@ -184,8 +219,11 @@ TABLES: tuple[tuple[str, str], ...] = (
     PRIMARY KEY (id),
     UNIQUE (name, version),
     FOREIGN KEY(name) REFERENCES site_resource (name)
-)"""),
-    ("webhook_delivery", """CREATE TABLE webhook_delivery (
+)""",
+    ),
+    (
+        "webhook_delivery",
+        """CREATE TABLE webhook_delivery (
     id INTEGER NOT NULL,
     operation_id VARCHAR NOT NULL,
     endpoint_id VARCHAR NOT NULL,
@@ -196,20 +234,27 @@ TABLES: tuple[tuple[str, str], ...] = (
     PRIMARY KEY (id),
     UNIQUE (operation_id, endpoint_id, event),
     FOREIGN KEY(endpoint_id) REFERENCES webhook_endpoint (id)
-)"""),
+)""",
+    ),
     # Full-text search (SQLModel cannot declare FTS5): search_document maps a document id to the
     # integer rowid its search_index row shares. porter: "publish" finds "publishing";
     # remove_diacritics 2: "cafe" finds "café"; case is folded.
-    ("search_document", """CREATE TABLE search_document (
+    (
+        "search_document",
+        """CREATE TABLE search_document (
     rowid INTEGER PRIMARY KEY AUTOINCREMENT,
     document_id TEXT NOT NULL UNIQUE,
     slug TEXT NOT NULL,
     version INTEGER NOT NULL,
     published_at TEXT NOT NULL
-)"""),
-    ("search_index", """CREATE VIRTUAL TABLE search_index USING fts5(
+)""",
+    ),
+    (
+        "search_index",
+        """CREATE VIRTUAL TABLE search_index USING fts5(
     title, body, tokenize = 'porter unicode61 remove_diacritics 2'
-)"""),
+)""",
+    ),
 )
 
 INDEXES: tuple[tuple[str, str], ...] = (
@@ -223,9 +268,14 @@ INDEXES: tuple[tuple[str, str], ...] = (
     ("ix_attempt_operation_id", "CREATE INDEX ix_attempt_operation_id ON attempt (operation_id)"),
     ("ix_revision_document_id", "CREATE INDEX ix_revision_document_id ON revision (document_id)"),
     ("ix_site_resource_revision_name", "CREATE INDEX ix_site_resource_revision_name ON site_resource_revision (name)"),
-    ("ix_webhook_delivery_endpoint_id", "CREATE INDEX ix_webhook_delivery_endpoint_id ON webhook_delivery (endpoint_id)"),
-    ("ix_webhook_delivery_operation_id",
-     "CREATE INDEX ix_webhook_delivery_operation_id ON webhook_delivery (operation_id)"),
+    (
+        "ix_webhook_delivery_endpoint_id",
+        "CREATE INDEX ix_webhook_delivery_endpoint_id ON webhook_delivery (endpoint_id)",
+    ),
+    (
+        "ix_webhook_delivery_operation_id",
+        "CREATE INDEX ix_webhook_delivery_operation_id ON webhook_delivery (operation_id)",
+    ),
 )
 
 
@@ -244,8 +294,11 @@ def _baseline_columns() -> dict[str, dict[str, tuple[str, bool, bool]]]:
     try:
         for _, ddl in TABLES:
             reference.execute(ddl)
-        return {name: _table_info(reference.execute(f'PRAGMA table_info("{name}")'))
-                for name, ddl in TABLES if not ddl.startswith("CREATE VIRTUAL")}
+        return {
+            name: _table_info(reference.execute(f'PRAGMA table_info("{name}")'))
+            for name, ddl in TABLES
+            if not ddl.startswith("CREATE VIRTUAL")
+        }
     finally:
         reference.close()
 

@@ -1,4 +1,4 @@
-'''Operation outcomes; webhook deliveries recorded per document.
+"""Operation outcomes; webhook deliveries recorded per document.
 
 Revision ID: 0002
 Revises: 0001
@@ -11,7 +11,7 @@ Revises: 0001
   so the table is rebuilt (its rows copied, each given its operation's document
   where the operation has one, else ``''``). Foreign keys are off during the
   upgrade and checked before it commits (``migrations/chain.py``).
-'''
+"""
 
 from __future__ import annotations
 
