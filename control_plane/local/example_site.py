@@ -8,6 +8,7 @@ from collections.abc import Callable
 import httpx
 
 from control_plane.local.errors import LocalServerError
+from tenant_runtime.operation_states import DEAD, SUCCEEDED, SUPERSEDED
 
 __all__ = ["EXAMPLE_TENANT", "ensure_example_tenant"]
 
@@ -57,17 +58,19 @@ def _wait_operations(
     deadline = time.monotonic() + _SEED_WAIT_S
     last = ""
     while time.monotonic() < deadline:
-        ops = http.get(f"/api/tenants/{EXAMPLE_TENANT}/operations", headers={"Authorization": f"Bearer {token}"}).json()
+        operations = http.get(
+            f"/api/tenants/{EXAMPLE_TENANT}/operations", headers={"Authorization": f"Bearer {token}"}
+        ).json()
         counts: dict[str, int] = {}
-        for op in ops:
+        for op in operations:
             counts[op["status"]] = counts.get(op["status"], 0) + 1
         line = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
         if line != last:
             say(f"  operations: {line}")
             last = line
-        if len(ops) > 1 and all(op["status"] in ("succeeded", "superseded") for op in ops):
+        if len(operations) > 1 and all(op["status"] in (SUCCEEDED, SUPERSEDED) for op in operations):
             return
-        if any(op["status"] == "dead" for op in ops):
+        if any(op["status"] == DEAD for op in operations):
             raise LocalServerError("seeding failed: an operation is dead; see data/logs/worker.log")
         pause(0.5)
     say("  seeding is still running; the site fills in as it finishes")

@@ -88,7 +88,7 @@ def test_every_publish_ends_terminal_exactly_once_under_faults(pressroom: Pressr
         f"{PUBLISHES} publishes submitted in {submitted_at - started:.1f} s; all terminal "
         f"{time.monotonic() - submitted_at:.1f} s after the last was submitted"
     )
-    assert set(final) == {op for ops in submitted.values() for op in ops}  # none lost, none invented
+    assert set(final) == {op for operations in submitted.values() for op in operations}  # none lost, none invented
     statuses = Counter(op["status"] for op in final.values())
     assert statuses["dead"] == 1 and statuses["succeeded"] == PUBLISHES - 1, statuses
     for tenant in tenants:

@@ -303,8 +303,8 @@ def test_bad_versions_and_fields_on_update_and_publish_are_refused_and_write_not
     ):
         response = pressroom.api.get(f"{_documents(acme)}?{query}", headers=acme.headers)
         assert_error(response, 400, "invalid_request", label)
-    ops = f"/api/tenants/{acme.slug}/operations"
-    assert_error(pressroom.api.get(f"{ops}?status=delivering'--", headers=acme.headers), 400, "invalid_request")
+    operations = f"/api/tenants/{acme.slug}/operations"
+    assert_error(pressroom.api.get(f"{operations}?status=delivering'--", headers=acme.headers), 400, "invalid_request")
     assert footprint(pressroom, acme.slug) == before
 
 
