@@ -16,9 +16,8 @@ import msgspec
 from sqlmodel import Session, col, func, select
 
 from dispatch.runtime import messages as m
-from dispatch.runtime.changes import CHANGES
+from dispatch.runtime.areas import CHANGES, READS
 from dispatch.runtime.handoff import RelayHandoff
-from dispatch.runtime.reads import READS
 from dispatch.runtime.views import CommandResult
 from dispatch.settings import DispatchSettings
 from tenant_runtime.actions import idempotency

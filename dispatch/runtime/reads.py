@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from sqlmodel import Session, col, func, select
 
 from dispatch.runtime import messages as m
+from dispatch.runtime.handlers import query
 from dispatch.runtime.views import AttemptOut, DocumentOut, OperationOut, ResourceOut, TenantFigures, WebhookOut
 from dispatch.settings import DispatchSettings
 from tenant_runtime import queries
@@ -106,6 +106,7 @@ def webhook_out(endpoint: WebhookEndpoint, secret: str | None = None) -> Webhook
     )
 
 
+@query(m.ListOperations)
 def _operations(tx: Session, ws: Workspace, q: m.ListOperations, dispatch: DispatchSettings) -> list[OperationOut]:
     titles: dict[str, str | None] = {}
     return [
@@ -114,24 +115,36 @@ def _operations(tx: Session, ws: Workspace, q: m.ListOperations, dispatch: Dispa
     ]
 
 
-def _figures(tx: Session) -> TenantFigures:
+@query(m.GetFigures)
+def _figures(tx: Session, ws: Workspace, q: m.GetFigures, dispatch: DispatchSettings) -> TenantFigures:
     unfinished = tx.exec(select(func.count()).where(col(Operation.status).not_in(TERMINAL))).one()
     return TenantFigures(unfinished_operations=int(unfinished))
 
 
-QueryHandler = Callable[[Session, Workspace, Any, DispatchSettings], Any]
+@query(m.ListDocuments)
+def _documents(tx: Session, ws: Workspace, q: m.ListDocuments, dispatch: DispatchSettings) -> list[DocumentOut]:
+    found = queries.list_documents(tx, status=q.status, kind=q.kind, limit=q.limit, offset=q.offset)
+    return [document_out(ws, d) for d in found]
 
-READS: dict[type[m.Message], QueryHandler] = {
-    m.ListDocuments: lambda tx, ws, q, _: [
-        document_out(ws, d)
-        for d in queries.list_documents(tx, status=q.status, kind=q.kind, limit=q.limit, offset=q.offset)
-    ],
-    m.GetDocument: lambda tx, ws, q, _: document_out(ws, queries.get_document(tx, q.document_id)),
-    m.ListOperations: lambda tx, ws, q, dispatch: _operations(tx, ws, q, dispatch),
-    m.GetOperation: lambda tx, ws, q, dispatch: operation_out(tx, queries.get_operation(tx, q.operation_id), dispatch),
-    m.GetSiteResource: lambda tx, ws, q, _: resource_out(tx, q.name),
-    m.ListWebhooks: lambda tx, ws, q, _: [webhook_out(e) for e in queries.webhook_endpoints(tx)],
-    m.GetFigures: lambda tx, ws, q, _: _figures(tx),
-}
 
-__all__ = ["READS", "document_out", "operation_out", "resource_out", "webhook_out"]
+@query(m.GetDocument)
+def _document(tx: Session, ws: Workspace, q: m.GetDocument, dispatch: DispatchSettings) -> DocumentOut:
+    return document_out(ws, queries.get_document(tx, q.document_id))
+
+
+@query(m.GetOperation)
+def _operation(tx: Session, ws: Workspace, q: m.GetOperation, dispatch: DispatchSettings) -> OperationOut:
+    return operation_out(tx, queries.get_operation(tx, q.operation_id), dispatch)
+
+
+@query(m.GetSiteResource)
+def _resource(tx: Session, ws: Workspace, q: m.GetSiteResource, dispatch: DispatchSettings) -> ResourceOut:
+    return resource_out(tx, q.name)
+
+
+@query(m.ListWebhooks)
+def _webhooks(tx: Session, ws: Workspace, q: m.ListWebhooks, dispatch: DispatchSettings) -> list[WebhookOut]:
+    return [webhook_out(e) for e in queries.webhook_endpoints(tx)]
+
+
+__all__ = ["document_out", "operation_out", "resource_out", "webhook_out"]
