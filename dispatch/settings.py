@@ -13,6 +13,8 @@ class DispatchSettings(PressroomSettings):
     # The Prefect UI operations link to; None: the API URL without /api.
     ui_url: str | None = Field(None, validation_alias="PRESSROOM_PREFECT_UI_URL")
     work_pool: str = Field("pressroom", min_length=1, max_length=100)
+    # Where runs for the platform itself (nightly fan-outs) wait; a worker with ``platform`` runs them.
+    platform_queue: str = Field("platform", min_length=1, max_length=100)
     max_retries: int = Field(5, ge=0, le=100)
     retry_base_seconds: float = Field(5.0, ge=0)
     retry_cap_seconds: float = Field(300.0, ge=0)

@@ -33,7 +33,14 @@ from dispatch.settlement import read_outcome, verdicts
 from flows import FLOWS
 from tenant_runtime.errors import ClaimRejected, NotFound
 from tenant_runtime.ids import utcnow
-from tenant_runtime.workflows import RunOutcome, RunParameters, Workflow, parameters_from_run, run_parameters
+from tenant_runtime.workflows import (
+    RunOutcome,
+    RunParameters,
+    Workflow,
+    parameters_from_run,
+    run_parameters,
+    spec,
+)
 from tenant_runtime.workspace import WorkspaceFactory, list_tenants
 
 log = structlog.get_logger("pressroom.worker")
@@ -50,11 +57,14 @@ class RuntimeWorker:
         gateway: PrefectGateway,
         *,
         tenants: frozenset[str] | None = None,
+        platform: bool | None = None,
     ) -> None:
         self.settings = settings
         self.factory = factory
         self.gateway = gateway
         self.tenants = tenants
+        # Platform runs (nightly fan-outs) go to the worker of every tenant unless told otherwise.
+        self.platform = tenants is None if platform is None else platform
         self.relay = Relay(factory, gateway, settings.coalescing)
         self.sync = OperationSync(factory, settings)
         self._running: dict[UUID, asyncio.Task[None]] = {}
@@ -133,9 +143,15 @@ class RuntimeWorker:
         free = self.settings.concurrency - len(self._running)
         if free <= 0:
             return 0
-        queue_names = sorted(self.settings.queue_for(t) for t in self.tenants) if self.tenants else None
+        queue_names: list[str] | None = None
+        if self.tenants is not None:
+            queue_names = sorted(self.settings.queue_for(t) for t in self.tenants)
+            if self.platform:
+                queue_names.append(self.settings.platform_queue)
         started = 0
         for flow_run in _round_robin(await self.gateway.due_runs(queue_names)):
+            if flow_run.work_queue_name == self.settings.platform_queue and not self.platform:
+                continue
             if started >= free:
                 break
             if flow_run.id in self._running:
@@ -160,6 +176,9 @@ class RuntimeWorker:
         bound = log.bind(run_id=run_id)
         try:
             workflow, parameters = self._decode(flow_run, await self.gateway.workflow_of(flow_run.deployment_id))
+            if spec(workflow).platform:
+                await self._execute_platform(flow_run, workflow, parameters)
+                return
             bound = bound.bind(tenant=parameters.tenant, operation_id=parameters.operation_id)
             claimed = await asyncio.to_thread(self._claim, flow_run, workflow, parameters)
         except (ClaimRejected, NotFound) as exc:
@@ -194,6 +213,20 @@ class RuntimeWorker:
             await self.relay.relay_tenant(tenant)
         except Exception as exc:
             bound.warning("worker.relay_failed", error=str(exc))
+
+    async def _execute_platform(self, flow_run: FlowRun, workflow: Workflow, parameters: RunParameters) -> None:
+        """A run for the platform (a nightly fan-out): nothing to claim, it writes into tenants' outboxes."""
+        if flow_run.work_queue_name != self.settings.platform_queue or not self.platform:
+            raise ClaimRejected(
+                "A platform run belongs on the platform queue, to a platform worker.",
+                details={"queue": flow_run.work_queue_name},
+            )
+        bound = log.bind(run_id=str(flow_run.id), flow=workflow.value)
+        bound.info("worker.platform_run_started")
+        state = await run_flow_async(
+            flow=FLOWS[workflow], flow_run=flow_run, parameters=run_parameters(parameters), return_type="state"
+        )
+        bound.info("worker.platform_run_finished", state=getattr(getattr(state, "type", None), "value", None))
 
     async def _renew_lease(self, tenant: str, operation_ids: list[str], flow_run_id: str) -> None:
         interval = self.settings.lease_seconds / 3

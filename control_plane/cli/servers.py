@@ -81,6 +81,13 @@ def site(
 @app.command()
 def worker(
     tenant: Annotated[list[str] | None, typer.Option("--tenant", help="Serve only these tenants.")] = None,
+    platform: Annotated[
+        bool | None,
+        typer.Option(
+            "--platform/--no-platform",
+            help="Also run platform runs (nightly fan-outs); default: only a worker of every tenant does.",
+        ),
+    ] = None,
 ) -> None:
     """Run a runtime worker: executes flow runs of tenant queues in this process."""
     from dispatch.prefect_gateway import PrefectGateway
@@ -99,9 +106,8 @@ def worker(
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
         async with PrefectGateway(settings.dispatch) as gateway:
-            await RuntimeWorker(settings.dispatch, factory, gateway, tenants=frozenset(tenant) if tenant else None).run(
-                stop
-            )
+            tenants = frozenset(tenant) if tenant else None
+            await RuntimeWorker(settings.dispatch, factory, gateway, tenants=tenants, platform=platform).run(stop)
 
     asyncio.run(main())
 

@@ -23,10 +23,12 @@ from tenant_runtime.workflows.outcomes import (
     RunOutcome,
 )
 from tenant_runtime.workflows.parameters import (
+    PLATFORM_TENANT,
     Carried,
     DeliverReleaseParameters,
     DeliveryItem,
     DocumentVersion,
+    PlatformParameters,
     PublishBatchParameters,
     PublishDocumentParameters,
     RebuildSearchIndexParameters,
@@ -53,6 +55,7 @@ __all__ = [
     "DEAD",
     "FAILED",
     "PLANNED",
+    "PLATFORM_TENANT",
     "RUN_PARAMETER",
     "SUCCEEDED",
     "SUPERSEDED",
@@ -64,6 +67,7 @@ __all__ = [
     "Failure",
     "MemberOutcome",
     "MemberStatus",
+    "PlatformParameters",
     "PublishBatchParameters",
     "PublishDocumentParameters",
     "RebuildSearchIndexParameters",

@@ -40,6 +40,17 @@ class RunParameters(Frozen):
         return (Carried(operation_id=self.operation_id, workflow=workflow, fields=self.model_dump(mode="json")),)
 
 
+# The tenant a platform run is for: none (a run of the platform itself, e.g. a nightly fan-out).
+PLATFORM_TENANT = "*"
+
+
+class PlatformParameters(RunParameters):
+    """Base of the workflows that run for the platform, not one tenant: no operation record to claim."""
+
+    tenant: str = PLATFORM_TENANT
+    operation_id: str = ""
+
+
 class DocumentVersion(Frozen):
     """One immutable version of a document, as a delivery addresses it."""
 
@@ -128,11 +139,13 @@ class RebuildSearchIndexParameters(RunParameters):
 
 
 __all__ = [
+    "PLATFORM_TENANT",
     "Carried",
     "DeliverReleaseParameters",
     "DeliveryItem",
     "DocumentVersion",
     "Frozen",
+    "PlatformParameters",
     "PublishBatchParameters",
     "PublishDocumentParameters",
     "RebuildSearchIndexParameters",

@@ -44,6 +44,8 @@ class WorkflowSpec:
     # Ends with the debounced aggregates step (home, sitemap, feeds): a newer such run in flight
     # is left to regenerate them (tenant_runtime.aggregates).
     refreshes_aggregates: bool = False
+    # Runs for the platform, on the platform queue, carrying no operation (PlatformParameters).
+    platform: bool = False
 
     def idempotency_key(self, operation_id: str) -> str:
         return f"{self.key_prefix or self.workflow.value}:{operation_id}"
