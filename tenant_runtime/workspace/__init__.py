@@ -2,6 +2,7 @@
 
 from tenant_runtime.workspace.access import ROLE_PERMISSIONS, SYSTEM, Actor
 from tenant_runtime.workspace.delivery_models import AggregateState, WebhookDelivery, WebhookEndpoint
+from tenant_runtime.workspace.lifecycle_models import Backup, ChoreRun, EntityHistory
 from tenant_runtime.workspace.models import (
     Attempt,
     AuditEntry,
@@ -30,7 +31,10 @@ __all__ = [
     "AggregateState",
     "Attempt",
     "AuditEntry",
+    "Backup",
+    "ChoreRun",
     "Document",
+    "EntityHistory",
     "IdempotencyRecord",
     "Operation",
     "RenderedObject",
