@@ -23,7 +23,8 @@ from typing import Any, TypeVar
 from prefect import task
 from pydantic import JsonValue
 
-from flows.presets import CACHE_BY_STEP, RETRY_IO
+from flows.caching import CACHE_BY_STEP
+from flows.policies import RETRY_IO, WEBHOOK
 from flows.runtime import webhook_sender, workspace
 from flows.steps import Results, run_each, run_step
 from tenant_runtime import aggregates, delivery, public_records, search, webhooks
@@ -59,7 +60,7 @@ T = TypeVar("T")
 # --- each item to publish --------------------------------------------------------------------------
 
 
-@task(name="verify", **RETRY_IO, **CACHE_BY_STEP)
+@task(name="verify", **RETRY_IO.task_options(), **CACHE_BY_STEP)
 async def verify(tenant: str, run_id: str, items: Items, set_aside: bool) -> Results[str]:
     """Which versions are still the ones that should be public (current, superseded or withdrawn)."""
     return await run_each(
@@ -67,7 +68,7 @@ async def verify(tenant: str, run_id: str, items: Items, set_aside: bool) -> Res
     )
 
 
-@task(name="render_page", **RETRY_IO, **CACHE_BY_STEP)
+@task(name="render_page", **RETRY_IO.task_options(), **CACHE_BY_STEP)
 async def render_page(tenant: str, run_id: str, items: Items, set_aside: bool) -> Results[delivery.Rendered]:
     """Render each page at its version to its deterministic key."""
     return await run_each(
@@ -79,7 +80,7 @@ async def render_page(tenant: str, run_id: str, items: Items, set_aside: bool) -
     )
 
 
-@task(name="public_record", **RETRY_IO, **CACHE_BY_STEP)
+@task(name="public_record", **RETRY_IO.task_options(), **CACHE_BY_STEP)
 async def public_record(tenant: str, run_id: str, items: Items, set_aside: bool) -> Results[delivery.Rendered]:
     """Store each version's sanitized public record."""
     return await run_each(
@@ -91,7 +92,7 @@ async def public_record(tenant: str, run_id: str, items: Items, set_aside: bool)
     )
 
 
-@task(name="index_search", **RETRY_IO, **CACHE_BY_STEP)
+@task(name="index_search", **RETRY_IO.task_options(), **CACHE_BY_STEP)
 async def index_search(tenant: str, run_id: str, items: Items, set_aside: bool) -> Results[bool]:
     """Index each version in the tenant's full-text search (True where the index changed)."""
     return await run_each(
@@ -103,7 +104,7 @@ async def index_search(tenant: str, run_id: str, items: Items, set_aside: bool) 
     )
 
 
-@task(name="notify_plugins", **RETRY_IO, **CACHE_BY_STEP)
+@task(name="notify_plugins", **WEBHOOK.task_options(), **CACHE_BY_STEP)
 async def notify_plugins(tenant: str, run_id: str, items: Items, set_aside: bool) -> Results[dict[str, int]]:
     """after_publish webhooks for each delivered item; an endpoint acknowledges each one once."""
     return await run_each(
@@ -126,7 +127,7 @@ async def _each_withdrawal(
     return {w.key: await run_step(step, tenant, partial(call, ws, w), item=w.operation_id) for w in withdrawals}
 
 
-@task(name="verify_unpublished", **RETRY_IO, **CACHE_BY_STEP)
+@task(name="verify_unpublished", **RETRY_IO.task_options(), **CACHE_BY_STEP)
 async def verify_unpublished(tenant: str, run_id: str, withdrawals: tuple[Withdrawal, ...]) -> dict[str, str]:
     """Is each document still withdrawn (not published again since the command)?"""
     return await _each_withdrawal(
@@ -134,7 +135,7 @@ async def verify_unpublished(tenant: str, run_id: str, withdrawals: tuple[Withdr
     )
 
 
-@task(name="remove_page", **RETRY_IO, **CACHE_BY_STEP)
+@task(name="remove_page", **RETRY_IO.task_options(), **CACHE_BY_STEP)
 async def remove_page(tenant: str, run_id: str, withdrawals: tuple[Withdrawal, ...]) -> dict[str, bool]:
     """Make sure each page's object is gone (the request already tried); whether one was there."""
     return await _each_withdrawal(
@@ -142,7 +143,7 @@ async def remove_page(tenant: str, run_id: str, withdrawals: tuple[Withdrawal, .
     )
 
 
-@task(name="remove_record", **RETRY_IO, **CACHE_BY_STEP)
+@task(name="remove_record", **RETRY_IO.task_options(), **CACHE_BY_STEP)
 async def remove_record(tenant: str, run_id: str, withdrawals: tuple[Withdrawal, ...]) -> dict[str, bool]:
     """Delete each document's stored public record; whether one was there."""
     return await _each_withdrawal(
@@ -150,7 +151,7 @@ async def remove_record(tenant: str, run_id: str, withdrawals: tuple[Withdrawal,
     )
 
 
-@task(name="unindex_search", **RETRY_IO, **CACHE_BY_STEP)
+@task(name="unindex_search", **RETRY_IO.task_options(), **CACHE_BY_STEP)
 async def unindex_search(tenant: str, run_id: str, withdrawals: tuple[Withdrawal, ...]) -> dict[str, bool]:
     """Drop each document from the tenant's search index; whether it was there."""
     return await _each_withdrawal(
@@ -161,7 +162,7 @@ async def unindex_search(tenant: str, run_id: str, withdrawals: tuple[Withdrawal
 # --- the site, once per run ------------------------------------------------------------------------
 
 
-@task(name="render_home", **RETRY_IO, **CACHE_BY_STEP)
+@task(name="render_home", **RETRY_IO.task_options(), **CACHE_BY_STEP)
 async def render_home(tenant: str, run_id: str, generation: int) -> list[str]:
     """Re-render the home listing; its surrogate keys."""
     rendered = await run_step(
@@ -170,13 +171,13 @@ async def render_home(tenant: str, run_id: str, generation: int) -> list[str]:
     return list(rendered.tags)
 
 
-@task(name="purge", **RETRY_IO, **CACHE_BY_STEP)
+@task(name="purge", **RETRY_IO.task_options(), **CACHE_BY_STEP)
 async def purge(tenant: str, run_id: str, names: list[str]) -> list[str]:
     """Purge exactly the surrogate keys this delivery changed."""
     return await run_step("purge", tenant, lambda: delivery.purge(workspace(tenant), *names))
 
 
-@task(name="refresh_aggregates", **RETRY_IO, **CACHE_BY_STEP)
+@task(name="refresh_aggregates", **RETRY_IO.task_options(), **CACHE_BY_STEP)
 async def refresh_aggregates(tenant: str, run_id: str) -> dict[str, Any]:
     """Regenerate home, sitemap and feeds unless current or left to a newer delivery (debounced)."""
     return await run_step(
@@ -184,7 +185,7 @@ async def refresh_aggregates(tenant: str, run_id: str) -> dict[str, Any]:
     )
 
 
-@task(name="purge_aggregates", **RETRY_IO, **CACHE_BY_STEP)
+@task(name="purge_aggregates", **RETRY_IO.task_options(), **CACHE_BY_STEP)
 async def purge_aggregates(tenant: str, run_id: str, names: list[str]) -> list[str]:
     """The second purge: only the aggregates whose bytes changed."""
     return await run_step("purge_aggregates", tenant, lambda: delivery.purge(workspace(tenant), *names))

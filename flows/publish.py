@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from prefect import flow, task
 
+from flows.caching import CACHE_BY_STEP
 from flows.pipeline import deliver
-from flows.presets import CACHE_BY_STEP, RETRY_IO
+from flows.policies import RETRY_IO
 from flows.runtime import workspace
 from flows.steps import run_step
 from tenant_runtime.actions.releases import Applied, apply_scheduled
@@ -59,7 +60,7 @@ async def deliver_release(params: DeliverReleaseParameters) -> RunOutcome:
     return await _deliver_release(params, params.generation)
 
 
-@task(name="apply_release", **RETRY_IO, **CACHE_BY_STEP)
+@task(name="apply_release", **RETRY_IO.task_options(), **CACHE_BY_STEP)
 async def apply_release(tenant: str, run_id: str) -> Applied:
     """Re-check every expected version and apply the release in one transaction (or nothing)."""
 

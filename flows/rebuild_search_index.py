@@ -7,15 +7,16 @@ from typing import Any
 from prefect import flow, task
 from pydantic import JsonValue
 
+from flows.caching import CACHE_BY_STEP
 from flows.pipeline import purge
-from flows.presets import CACHE_BY_STEP, RETRY_IO
+from flows.policies import RETRY_IO
 from flows.runtime import workspace
 from flows.steps import run_step
 from tenant_runtime import search
 from tenant_runtime.workflows import SUCCEEDED, RebuildSearchIndexParameters, RunOutcome
 
 
-@task(name="rebuild_index", **RETRY_IO, **CACHE_BY_STEP)
+@task(name="rebuild_index", **RETRY_IO.task_options(), **CACHE_BY_STEP)
 async def rebuild_index(tenant: str, run_id: str, force: bool) -> dict[str, Any]:
     """Rebuild the tenant's index in one transaction; a no-op when populated unless forced."""
     return await run_step("rebuild_index", tenant, lambda: search.rebuild_search_index(workspace(tenant), force))

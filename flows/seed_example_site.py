@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from prefect import flow, task
 
-from flows.presets import CACHE_BY_STEP, RETRY_IO
+from flows.caching import CACHE_BY_STEP
+from flows.policies import RETRY_IO
 from flows.runtime import workspace
 from flows.steps import run_step
 from tenant_runtime.example_site import EXAMPLE_DOCUMENTS, seed_document
 from tenant_runtime.workflows import SUCCEEDED, RunOutcome, SeedExampleSiteParameters
 
 
-@task(name="seed_document", **RETRY_IO, **CACHE_BY_STEP)
+@task(name="seed_document", **RETRY_IO.task_options(), **CACHE_BY_STEP)
 async def seed_one(tenant: str, run_id: str, slug: str) -> str | None:
     """Create and publish one example document (skipped if its slug exists); its publish operation."""
     return await run_step("seed_document", tenant, lambda: seed_document(workspace(tenant), slug))

@@ -24,14 +24,21 @@ T = TypeVar("T")
 
 
 class StepFailed(Exception):
-    """A step's failure as dispatch sees it: which step, a stable code, retry or not."""
+    """A step's failure as dispatch sees it: which step, a stable code, retry or not.
 
-    def __init__(self, step: str, code: str, message: str, permanent: bool = False) -> None:
-        super().__init__(step, code, message, permanent)
+    ``retry_after``: seconds an upstream asked us to wait (a 429/503's Retry-After),
+    honoured by step policies with ``retry_after_from_error`` (``flows/policies.py``).
+    """
+
+    def __init__(
+        self, step: str, code: str, message: str, permanent: bool = False, retry_after: float | None = None
+    ) -> None:
+        super().__init__(step, code, message, permanent, retry_after)  # all of them: it pickles whole
         self.step = step
         self.code = code
         self.message = message
         self.permanent = permanent
+        self.retry_after = retry_after
 
     def __str__(self) -> str:
         return f"{self.step}: {self.code}: {self.message}"
@@ -55,7 +62,14 @@ async def run_step(step: str, tenant: str, fn: Callable[[], T], item: str | None
     except StepFailed:
         raise
     except PressroomError as exc:
-        raise StepFailed(step, exc.code, exc.message, isinstance(exc, Permanent)) from None
+        retry_after = exc.details.get("retry_after")
+        raise StepFailed(
+            step,
+            exc.code,
+            exc.message,
+            isinstance(exc, Permanent),
+            retry_after=float(retry_after) if isinstance(retry_after, int | float) else None,
+        ) from None
     except Exception as exc:  # any other failure is treated as transient I/O
         raise StepFailed(step, type(exc).__name__, str(exc) or repr(exc)) from None
 

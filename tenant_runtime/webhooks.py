@@ -8,6 +8,10 @@ again for that document of that operation (a release tells each endpoint about
 each of its documents once), so a retry only reaches the endpoints that have not
 acknowledged yet; a crash between the answer and the record re-sends with the
 same idempotency key, which receivers use to drop the duplicate.
+
+An endpoint that answers 429 or 503 with ``Retry-After`` is asked no sooner than
+that: the failure carries the longest such wait as ``details["retry_after"]``
+(seconds), which the step's policy honours (``flows/policies.py``).
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ import json
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
+from email.utils import parsedate_to_datetime
 from typing import Any, Protocol
 
 import httpx
@@ -34,12 +40,38 @@ SIGNATURE_HEADER = "X-Pressroom-Signature"
 EVENT_HEADER = "X-Pressroom-Event"
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 USER_AGENT = "Pressroom-Webhooks/1"
+# Statuses whose Retry-After says when to ask again (RFC 9110 section 10.2.3).
+RETRY_AFTER_STATUSES = frozenset({429, 503})
+
+
+@dataclass(frozen=True)
+class WebhookReply:
+    """An endpoint's answer: its status, and its Retry-After in seconds when it sent one."""
+
+    status: int
+    retry_after: float | None = None
 
 
 class WebhookSender(Protocol):
-    """POST ``body`` to ``url``; return the HTTP status, or raise on a network error."""
+    """POST ``body`` to ``url``; return the endpoint's reply, or raise on a network error."""
 
-    def send(self, url: str, body: bytes, headers: Mapping[str, str]) -> int: ...
+    def send(self, url: str, body: bytes, headers: Mapping[str, str]) -> WebhookReply: ...
+
+
+def parse_retry_after(value: str | None, now: datetime | None = None) -> float | None:
+    """A Retry-After header as seconds from ``now``: delay-seconds or an HTTP-date; None if absent or unreadable."""
+    if value is None or not value.strip():
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:  # an obsolete date form without a zone: HTTP dates are GMT
+        return None
+    return max(0.0, (when - (now or utcnow())).total_seconds())
 
 
 class HttpxWebhookSender:
@@ -48,8 +80,14 @@ class HttpxWebhookSender:
     def __init__(self, *, timeout: float = 10.0, transport: httpx.BaseTransport | None = None) -> None:
         self._client = httpx.Client(timeout=timeout, follow_redirects=False, transport=transport)
 
-    def send(self, url: str, body: bytes, headers: Mapping[str, str]) -> int:
-        return self._client.post(url, content=body, headers=dict(headers)).status_code
+    def send(self, url: str, body: bytes, headers: Mapping[str, str]) -> WebhookReply:
+        response = self._client.post(url, content=body, headers=dict(headers))
+        retry_after = (
+            parse_retry_after(response.headers.get("retry-after"))
+            if response.status_code in RETRY_AFTER_STATUSES
+            else None
+        )
+        return WebhookReply(response.status_code, retry_after)
 
     def close(self) -> None:
         self._client.close()
@@ -69,22 +107,26 @@ class MemoryWebhookSender:
 
     status: int = 200
     calls: list[SentWebhook] = field(default_factory=list)
-    _failures: dict[str | None, list[int | None]] = field(default_factory=dict)
+    _failures: dict[str | None, list[WebhookReply | None]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def fail(self, times: int, *, url: str | None = None, status: int | None = None) -> None:
-        """Make the next ``times`` calls (to ``url``, or to any URL) answer ``status``, or raise if None."""
+    def fail(
+        self, times: int, *, url: str | None = None, status: int | None = None, retry_after: float | None = None
+    ) -> None:
+        """Make the next ``times`` calls (to ``url``, or to any URL) answer ``status`` (with ``retry_after``),
+        or raise if None."""
+        reply = None if status is None else WebhookReply(status, retry_after)
         with self._lock:
-            self._failures.setdefault(url, []).extend([status] * times)
+            self._failures.setdefault(url, []).extend([reply] * times)
 
-    def send(self, url: str, body: bytes, headers: Mapping[str, str]) -> int:
+    def send(self, url: str, body: bytes, headers: Mapping[str, str]) -> WebhookReply:
         with self._lock:
             queue = self._failures.get(url) or self._failures.get(None)
-            outcome = queue.pop(0) if queue else self.status
-            self.calls.append(SentWebhook(url, body, dict(headers), outcome))
-        if outcome is None:
+            reply = queue.pop(0) if queue else WebhookReply(self.status)
+            self.calls.append(SentWebhook(url, body, dict(headers), reply.status if reply is not None else None))
+        if reply is None:
             raise ConnectionError(f"injected network error for {url}")
-        return outcome
+        return reply
 
     def delivered(self, url: str | None = None) -> list[SentWebhook]:
         """Calls that were answered 2xx, optionally to one URL."""
@@ -126,9 +168,12 @@ class WebhookDeliveryFailed(Unavailable):
     code = "webhook_delivery_failed"
 
 
-def _failure(endpoint_id: str, detail: str) -> dict[str, str]:
+def _failure(endpoint_id: str, detail: str, retry_after: float | None = None) -> dict[str, Any]:
     # Endpoint ids only: URLs may carry tokens in their query string and must not reach logs.
-    return {"endpoint_id": endpoint_id, "error": detail[:200]}
+    failure: dict[str, Any] = {"endpoint_id": endpoint_id, "error": detail[:200]}
+    if retry_after is not None:
+        failure["retry_after"] = retry_after
+    return failure
 
 
 def deliver_after_publish(
@@ -149,25 +194,30 @@ def deliver_after_publish(
         }
     )
     delivered, failures = 0, []
+    retry_after: float | None = None
     pending = [e for e in endpoints if e.id not in done]
     for endpoint in pending:
         headers = delivery_headers(AFTER_PUBLISH, operation_id, document_id, endpoint.id, endpoint.secret, body)
         try:
-            status = sender.send(endpoint.url, body, headers)
+            reply = sender.send(endpoint.url, body, headers)
         except Exception as exc:
             message = str(exc).replace(endpoint.url, "<endpoint url>")
             failures.append(_failure(endpoint.id, f"{type(exc).__name__}: {message}"))
             continue
-        if not 200 <= status < 300:
-            failures.append(_failure(endpoint.id, f"HTTP {status}"))
+        if not 200 <= reply.status < 300:
+            failures.append(_failure(endpoint.id, f"HTTP {reply.status}", reply.retry_after))
+            if reply.retry_after is not None:
+                retry_after = max(retry_after or 0.0, reply.retry_after)
             continue
-        _record(ws, operation_id, document_id, endpoint.id, status)
+        _record(ws, operation_id, document_id, endpoint.id, reply.status)
         delivered += 1
     if failures:
         ws.log.warning("webhooks.delivery_failed", operation_id=operation_id, failures=failures)
+        details: dict[str, Any] = {"failures": failures, "delivered": delivered}
+        if retry_after is not None:
+            details["retry_after"] = retry_after  # the longest wait an endpoint asked for
         raise WebhookDeliveryFailed(
-            f"{len(failures)} of {len(pending)} webhook endpoints did not acknowledge.",
-            details={"failures": failures, "delivered": delivered},
+            f"{len(failures)} of {len(pending)} webhook endpoints did not acknowledge.", details=details
         )
     return {"endpoints": len(endpoints), "delivered": delivered, "skipped": len(endpoints) - len(pending)}
 
@@ -193,15 +243,18 @@ __all__ = [
     "AFTER_PUBLISH",
     "EVENT_HEADER",
     "IDEMPOTENCY_HEADER",
+    "RETRY_AFTER_STATUSES",
     "SIGNATURE_HEADER",
     "HttpxWebhookSender",
     "MemoryWebhookSender",
     "SentWebhook",
     "WebhookDeliveryFailed",
+    "WebhookReply",
     "WebhookSender",
     "deliver_after_publish",
     "delivery_headers",
     "encode_body",
+    "parse_retry_after",
     "sign",
     "verify_signature",
 ]

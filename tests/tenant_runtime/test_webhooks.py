@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+from datetime import UTC, datetime
 
 import httpx
 import pytest
@@ -176,8 +177,66 @@ def test_the_httpx_adapter_posts_the_exact_bytes_and_does_not_follow_redirects()
     sender = webhooks.HttpxWebhookSender(transport=httpx.MockTransport(handler))
     headers = webhooks.delivery_headers("after_publish", "op_1", "doc_1", "whk_1", "k" * 20, b'{"a":1}')
 
-    assert sender.send("https://hooks.example/ok", b'{"a":1}', headers) == 204
-    assert sender.send("https://hooks.example/moved", b'{"a":1}', headers) == 302
+    assert sender.send("https://hooks.example/ok", b'{"a":1}', headers) == webhooks.WebhookReply(204)
+    assert sender.send("https://hooks.example/moved", b'{"a":1}', headers) == webhooks.WebhookReply(302)
     assert len(seen) == 2 and seen[0].content == b'{"a":1}' and seen[0].method == "POST"
     assert seen[0].headers["idempotency-key"] == "op_1:doc_1:whk_1"
     assert seen[0].headers["x-pressroom-signature"] == webhooks.sign("k" * 20, b'{"a":1}')
+
+
+def test_a_429_or_503_carries_the_longest_retry_after_into_the_failure(workspace: Workspace) -> None:
+    good, _ = _register(workspace, GOOD)
+    bad, _ = _register(workspace, BAD)
+    document, operation = publish(workspace, "busy")
+    sender = webhooks.MemoryWebhookSender()
+    sender.fail(1, url=GOOD, status=503, retry_after=2.0)
+    sender.fail(1, url=BAD, status=429, retry_after=7.0)
+
+    with pytest.raises(webhooks.WebhookDeliveryFailed) as raised:
+        webhooks.deliver_after_publish(workspace, sender, operation.id, document.id, 1)
+
+    details = raised.value.details
+    assert details["retry_after"] == 7.0
+    assert {f["endpoint_id"]: f["retry_after"] for f in details["failures"]} == {good.id: 2.0, bad.id: 7.0}
+
+
+def test_a_failure_without_retry_after_carries_none(workspace: Workspace) -> None:
+    _register(workspace, GOOD)
+    document, operation = publish(workspace, "plain")
+    sender = webhooks.MemoryWebhookSender()
+    sender.fail(1, status=500)
+
+    with pytest.raises(webhooks.WebhookDeliveryFailed) as raised:
+        webhooks.deliver_after_publish(workspace, sender, operation.id, document.id, 1)
+    assert "retry_after" not in raised.value.details
+
+
+def test_the_httpx_adapter_reads_retry_after_only_from_429_and_503() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        status = int(request.url.path.strip("/"))
+        return httpx.Response(status, headers={"retry-after": "3"})
+
+    sender = webhooks.HttpxWebhookSender(transport=httpx.MockTransport(handler))
+
+    replies = {status: sender.send(f"https://hooks.example/{status}", b"{}", {}) for status in (429, 503, 500, 200)}
+    retry_after = {status: reply.retry_after for status, reply in replies.items()}
+    assert retry_after == {429: 3.0, 503: 3.0, 500: None, 200: None}
+
+
+@pytest.mark.parametrize(
+    ("header", "seconds"),
+    [
+        ("120", 120.0),
+        (" 0 ", 0.0),
+        ("Wed, 21 Oct 2026 07:28:30 GMT", 30.0),
+        ("Wed, 21 Oct 2026 07:27:00 GMT", 0.0),  # a date in the past: ask now
+        ("-5", None),
+        ("1.5", None),
+        ("soon", None),
+        ("", None),
+        (None, None),
+    ],
+)
+def test_retry_after_is_delay_seconds_or_an_http_date(header: str | None, seconds: float | None) -> None:
+    now = datetime(2026, 10, 21, 7, 28, 0, tzinfo=UTC)
+    assert webhooks.parse_retry_after(header, now) == seconds

@@ -5,7 +5,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-from flows.presets import cache_key
+from flows.caching import cache_key
 from tenant_runtime.workflows import DeliveryItem
 
 
