@@ -1,6 +1,6 @@
 """Object-store seam: a protocol, key rules, a memory twin, filesystem and S3 adapters, a tenant view."""
 
-from tenant_runtime.storage.base import MAX_KEY_LENGTH, ObjectStore, validate_key, validate_prefix
+from tenant_runtime.storage.base import MAX_KEY_LENGTH, ObjectStore, Readable, validate_key, validate_prefix
 from tenant_runtime.storage.factory import StorageSettings, build_object_store
 from tenant_runtime.storage.filesystem import FilesystemStore
 from tenant_runtime.storage.memory import MemoryStore
@@ -12,6 +12,7 @@ __all__ = [
     "FilesystemStore",
     "MemoryStore",
     "ObjectStore",
+    "Readable",
     "S3Store",
     "StorageSettings",
     "TenantStore",

@@ -3,12 +3,18 @@
 Keys are ``/``-separated paths of safe segments. They are validated before any
 adapter touches a disk or a bucket, so a hostile key (``../other``, ``/etc``,
 ``%2e%2e``) is a 400 ``invalid_object_key`` and never a path.
+
+Besides whole-object ``put``/``get``, every adapter streams: ``reader`` opens an
+object to read it in chunks, ``put_stream`` writes one from a readable (nothing
+is visible under the key until the whole stream is in), ``read_range`` reads a
+slice. Backups and downloads go through these, so their memory stays flat
+whatever the object's size.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Protocol, runtime_checkable
+from typing import BinaryIO, Protocol, runtime_checkable
 
 from tenant_runtime.errors import InvalidObjectKey
 
@@ -16,6 +22,17 @@ MAX_KEY_LENGTH = 512
 KEY_SEGMENT = re.compile(r"[A-Za-z0-9._~@+=-]+")
 # Only a short head of the key goes into error details: keys come from users and may be huge.
 _DETAIL_CHARS = 100
+# How much a streaming copy holds in memory at once.
+CHUNK_BYTES = 1 << 20
+
+
+@runtime_checkable
+class Readable(Protocol):
+    """A binary stream being read: a file, an S3 body, a ``BytesIO``."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
+
+    def close(self) -> None: ...
 
 
 @runtime_checkable
@@ -31,6 +48,15 @@ class ObjectStore(Protocol):
     def exists(self, key: str) -> bool: ...
 
     def list(self, prefix: str = "") -> list[str]: ...
+
+    def reader(self, key: str) -> Readable | None:
+        """The object opened for reading in chunks (the caller closes it), or ``None`` when missing."""
+
+    def put_stream(self, key: str, source: Readable, *, content_type: str = "application/octet-stream") -> None:
+        """Store everything ``source`` yields under ``key``; the key holds the old object until it is all in."""
+
+    def read_range(self, key: str, offset: int, length: int) -> bytes | None:
+        """At most ``length`` bytes from ``offset`` (fewer at the end), or ``None`` when the key is missing."""
 
 
 def _reject(key: object, reason: str, message: str) -> InvalidObjectKey:
@@ -64,6 +90,21 @@ def validate_key(key: str) -> str:
     return key
 
 
+def check_range(offset: int, length: int) -> None:
+    """A slice of an object starts at 0 or later and is never negative."""
+    if offset < 0 or length < 0:
+        raise ValueError("offset and length are never negative")
+
+
+def copy_stream(source: Readable, target: BinaryIO) -> int:
+    """Copy ``source`` into ``target`` one chunk at a time; the bytes copied."""
+    copied = 0
+    while chunk := source.read(CHUNK_BYTES):
+        target.write(chunk)
+        copied += len(chunk)
+    return copied
+
+
 def validate_prefix(prefix: str) -> str:
     """Return a listing prefix unchanged if it is empty or a valid key with an optional trailing '/'."""
     if prefix == "":
@@ -72,4 +113,14 @@ def validate_prefix(prefix: str) -> str:
     return prefix
 
 
-__all__ = ["KEY_SEGMENT", "MAX_KEY_LENGTH", "ObjectStore", "validate_key", "validate_prefix"]
+__all__ = [
+    "CHUNK_BYTES",
+    "KEY_SEGMENT",
+    "MAX_KEY_LENGTH",
+    "ObjectStore",
+    "Readable",
+    "check_range",
+    "copy_stream",
+    "validate_key",
+    "validate_prefix",
+]

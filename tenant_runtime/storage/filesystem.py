@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 from tenant_runtime.errors import InvalidObjectKey
-from tenant_runtime.storage.base import KEY_SEGMENT, validate_key, validate_prefix
+from tenant_runtime.storage.base import KEY_SEGMENT, Readable, check_range, copy_stream, validate_key, validate_prefix
 
 _TMP_SUFFIX = ".%tmp"
 _FILE_MODE = 0o644
@@ -44,37 +46,47 @@ class FilesystemStore:
 
     def put(self, key: str, data: bytes, *, content_type: str = "application/octet-stream") -> None:
         """Write ``data`` to a temp file beside the target, fsync it, then rename it into place."""
-        path = self._path(key)
-        for attempt in range(_PUT_ATTEMPTS):
-            try:
-                self._write_atomically(path, data)
-                return
-            except FileNotFoundError:
-                if attempt == _PUT_ATTEMPTS - 1:
-                    raise
-            except (NotADirectoryError, IsADirectoryError, FileExistsError) as exc:
-                raise InvalidObjectKey(
-                    "On the filesystem store a key cannot be both an object and a prefix of other keys.",
-                    details={"key": key, "reason": "path_conflict"},
-                ) from exc
+        self._put(key, lambda handle: handle.write(data))
 
-    def _write_atomically(self, path: Path, data: bytes) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if path.is_dir():
-            raise IsADirectoryError(str(path))
-        fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=_TMP_SUFFIX)
+    def put_stream(self, key: str, source: Readable, *, content_type: str = "application/octet-stream") -> None:
+        """Copy ``source`` into a temp file chunk by chunk, then rename it into place (as ``put``)."""
+        self._put(key, lambda handle: copy_stream(source, handle))
+
+    def _put(self, key: str, write: Callable[[BinaryIO], object]) -> None:
+        path = self._path(key)
         try:
-            with os.fdopen(fd, "wb") as handle:
-                # mkstemp creates 0600 files; objects are meant to be readable like any other file here.
-                os.fchmod(handle.fileno(), _FILE_MODE)
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp_name, path)
-        except BaseException:
-            Path(tmp_name).unlink(missing_ok=True)
-            raise
+            fd, tmp_name = self._temp_beside(path)
+            try:
+                with os.fdopen(fd, "wb") as handle:
+                    # mkstemp creates 0600 files; objects are meant to be readable like any other file here.
+                    os.fchmod(handle.fileno(), _FILE_MODE)
+                    write(handle)
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                os.replace(tmp_name, path)
+            except BaseException:
+                Path(tmp_name).unlink(missing_ok=True)
+                raise
+        except (NotADirectoryError, IsADirectoryError, FileExistsError) as exc:
+            raise InvalidObjectKey(
+                "On the filesystem store a key cannot be both an object and a prefix of other keys.",
+                details={"key": key, "reason": "path_conflict"},
+            ) from exc
         _fsync_dir(path.parent)
+
+    def _temp_beside(self, path: Path) -> tuple[int, str]:
+        """A temp file in the target's directory, made first; once it exists, nothing can prune the directory."""
+        attempts = 0
+        while True:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if path.is_dir():
+                raise IsADirectoryError(str(path))
+            try:
+                return tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=_TMP_SUFFIX)
+            except FileNotFoundError:  # a concurrent delete pruned the directory just made
+                attempts += 1
+                if attempts == _PUT_ATTEMPTS:
+                    raise
 
     def get(self, key: str) -> bytes | None:
         """The file's bytes, or ``None`` when no object is stored under ``key``."""
@@ -83,6 +95,24 @@ class FilesystemStore:
             return path.read_bytes()
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             return None
+
+    def reader(self, key: str) -> BinaryIO | None:
+        """The file opened for reading, or ``None`` when no object is stored under ``key``."""
+        path = self._path(key)
+        try:
+            return path.open("rb")
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None
+
+    def read_range(self, key: str, offset: int, length: int) -> bytes | None:
+        """``length`` bytes of the file from ``offset`` (fewer at its end), or ``None`` when missing."""
+        check_range(offset, length)
+        handle = self.reader(key)
+        if handle is None:
+            return None
+        with handle:
+            handle.seek(offset)
+            return handle.read(length)
 
     def delete(self, key: str) -> bool:
         """Remove the file and any directories it leaves empty; True if it existed."""

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import threading
 from collections import Counter
 
-from tenant_runtime.storage.base import validate_key, validate_prefix
+from tenant_runtime.storage.base import Readable, check_range, validate_key, validate_prefix
 
 
 class MemoryStore:
@@ -49,6 +50,25 @@ class MemoryStore:
             self._maybe_fail()
             found = self._objects.get(key)
         return None if found is None else found[0]
+
+    def put_stream(self, key: str, source: Readable, *, content_type: str = "application/octet-stream") -> None:
+        """Read ``source`` to its end, then store it as one object (a put)."""
+        validate_key(key)
+        chunks = []
+        while chunk := source.read(1 << 16):
+            chunks.append(chunk)
+        self.put(key, b"".join(chunks), content_type=content_type)
+
+    def reader(self, key: str) -> Readable | None:
+        """The object as a ``BytesIO``, or ``None`` when missing."""
+        data = self.get(key)
+        return None if data is None else io.BytesIO(data)
+
+    def read_range(self, key: str, offset: int, length: int) -> bytes | None:
+        """A slice of the object, or ``None`` when missing."""
+        check_range(offset, length)
+        data = self.get(key)
+        return None if data is None else data[offset : offset + length]
 
     def delete(self, key: str) -> bool:
         """Remove ``key``; True if an object was there."""

@@ -8,7 +8,7 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from tenant_runtime.storage.base import validate_key, validate_prefix
+from tenant_runtime.storage.base import Readable, check_range, validate_key, validate_prefix
 
 # HEAD answers carry no body, so a missing object shows up only as a bare status code.
 _MISSING_CODES = frozenset({"NoSuchKey", "404", "NotFound"})
@@ -97,6 +97,45 @@ class S3Store:
         body = response["Body"]
         try:
             return body.read()
+        finally:
+            body.close()
+
+    def put_stream(self, key: str, source: Readable, *, content_type: str = "application/octet-stream") -> None:
+        """Upload ``source`` in parts (multipart above boto3's threshold): nothing shows until it completes."""
+        validate_key(key)
+        self.client.upload_fileobj(source, self.bucket, key, ExtraArgs={"ContentType": content_type})
+
+    def reader(self, key: str) -> Readable | None:
+        """The object's body, read as it arrives, or ``None`` when the key is missing."""
+        validate_key(key)
+        try:
+            response = self.client.get_object(Bucket=self.bucket, Key=key)
+        except ClientError as exc:
+            if _error_code(exc) in _MISSING_CODES:
+                return None
+            raise
+        body: Readable = response["Body"]
+        return body
+
+    def read_range(self, key: str, offset: int, length: int) -> bytes | None:
+        """One ranged GET; ``None`` when the key is missing."""
+        check_range(offset, length)
+        validate_key(key)
+        if length == 0:
+            return b"" if self.exists(key) else None
+        span = f"bytes={offset}-{offset + length - 1}"
+        try:
+            response = self.client.get_object(Bucket=self.bucket, Key=key, Range=span)
+        except ClientError as exc:
+            if _error_code(exc) in _MISSING_CODES:
+                return None
+            if _error_code(exc) == "InvalidRange":  # from at or past the end of the object
+                return b""
+            raise
+        body = response["Body"]
+        try:
+            data: bytes = body.read()
+            return data
         finally:
             body.close()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tenant_runtime.errors import InvalidSlug
 from tenant_runtime.ids import TENANT_SLUG, check_tenant_slug
-from tenant_runtime.storage.base import ObjectStore, validate_key, validate_prefix
+from tenant_runtime.storage.base import ObjectStore, Readable, validate_key, validate_prefix
 
 
 class TenantStore:
@@ -38,6 +38,18 @@ class TenantStore:
     def get(self, key: str) -> bytes | None:
         """This tenant's object under ``key``, or ``None``."""
         return self.store.get(self._full(key))
+
+    def put_stream(self, key: str, source: Readable, *, content_type: str = "application/octet-stream") -> None:
+        """Store everything ``source`` yields under this tenant's ``key``."""
+        self.store.put_stream(self._full(key), source, content_type=content_type)
+
+    def reader(self, key: str) -> Readable | None:
+        """This tenant's object under ``key`` opened for reading, or ``None``."""
+        return self.store.reader(self._full(key))
+
+    def read_range(self, key: str, offset: int, length: int) -> bytes | None:
+        """A slice of this tenant's object under ``key``, or ``None``."""
+        return self.store.read_range(self._full(key), offset, length)
 
     def delete(self, key: str) -> bool:
         """Remove this tenant's ``key``; True if it existed."""

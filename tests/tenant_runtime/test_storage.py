@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import io
 import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -129,6 +131,52 @@ class ObjectStoreContract:
         store.put("posts/hello-world", b"other")
         assert store.list("posts/hello") == ["posts/hello", "posts/hello-world"]
 
+    def test_streams_in_and_out_in_chunks(self, store: ObjectStore) -> None:
+        payload = bytes(range(256)) * (3 * 4096 + 17)  # several chunks and a ragged end
+        store.put_stream("big/blob", io.BytesIO(payload), content_type="application/octet-stream")
+        reader = store.reader("big/blob")
+        assert reader is not None
+        try:
+            chunks = list(iter(lambda: reader.read(1 << 18), b""))
+        finally:
+            reader.close()
+        assert b"".join(chunks) == payload and len(chunks) > 1
+        assert store.get("big/blob") == payload
+        store.put_stream("big/empty", io.BytesIO(b""))
+        assert store.get("big/empty") == b""
+        assert store.reader("big/missing") is None
+
+    def test_read_range_slices_and_stops_at_the_end(self, store: ObjectStore) -> None:
+        store.put("r/x", b"0123456789")
+        assert store.read_range("r/x", 0, 4) == b"0123"
+        assert store.read_range("r/x", 7, 100) == b"789"
+        assert store.read_range("r/x", 10, 5) == b""
+        assert store.read_range("r/x", 3, 0) == b""
+        assert store.read_range("r/missing", 0, 4) is None
+        with pytest.raises(ValueError):
+            store.read_range("r/x", -1, 4)
+
+    def test_a_stream_that_fails_midway_leaves_the_old_object(self, store: ObjectStore) -> None:
+        store.put("s/page", b"old")
+
+        class Broken(io.RawIOBase):
+            sent = False
+
+            def readable(self) -> bool:
+                return True
+
+            def readinto(self, buffer: Any) -> int:
+                if self.sent:
+                    raise ConnectionError("source went away")
+                self.sent = True
+                buffer[:3] = b"new"
+                return 3
+
+        with pytest.raises(ConnectionError):
+            store.put_stream("s/page", io.BufferedReader(Broken()))
+        assert store.get("s/page") == b"old"
+        assert store.list("s/") == ["s/page"]
+
     @pytest.mark.parametrize("key", INVALID_KEYS)
     def test_invalid_keys_rejected_everywhere(self, store: ObjectStore, key: str) -> None:
         for call in (
@@ -136,6 +184,9 @@ class ObjectStoreContract:
             lambda: store.get(key),
             lambda: store.delete(key),
             lambda: store.exists(key),
+            lambda: store.put_stream(key, io.BytesIO(b"x")),
+            lambda: store.reader(key),
+            lambda: store.read_range(key, 0, 1),
         ):
             with pytest.raises(InvalidObjectKey):
                 call()
