@@ -26,7 +26,7 @@ from pydantic import JsonValue
 from flows.caching import CACHE_BY_STEP
 from flows.policies import RETRY_IO, WEBHOOK
 from flows.runtime import webhook_sender, workspace
-from flows.steps import Results, run_each, run_step
+from flows.steps import Results, guard_result, run_each, run_step
 from tenant_runtime import aggregates, delivery, public_records, search, webhooks
 from tenant_runtime.workflows import (
     DEAD,
@@ -124,7 +124,8 @@ async def _each_withdrawal(
 ) -> dict[str, T]:
     """``call(ws, withdrawal)`` for each withdrawal, as one step; any failure fails the step (one operation)."""
     ws = workspace(tenant)
-    return {w.key: await run_step(step, tenant, partial(call, ws, w), item=w.operation_id) for w in withdrawals}
+    done = {w.key: await run_step(step, tenant, partial(call, ws, w), item=w.operation_id) for w in withdrawals}
+    return guard_result(step, done)
 
 
 @task(name="verify_unpublished", **RETRY_IO.task_options(), **CACHE_BY_STEP)

@@ -1,18 +1,29 @@
-"""Running a step's tenant-runtime calls: off the event loop, errors turned into StepFailed.
+"""Running a step's tenant-runtime calls: off the event loop, errors turned into StepFailed, results kept small.
 
 A step is one task. ``run_step`` runs one call of it; ``run_each`` runs it for
 every item of a run, each item its own idempotent unit.
+
+A step's returned value is what Prefect persists and caches, so it stays small:
+ids, keys, hashes, counts. ``guard_result`` refuses anything over
+``MAX_RESULT_BYTES`` (64 KiB pickled, as Prefect's result serializer writes it)
+with a permanent ``result_too_large`` naming the step, so the mistake fails the
+step the first time a test runs it, not a server's disk later. A step with a
+large result puts it in the tenant's store with ``spill`` and returns the
+reference.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from prefect.context import TaskRunContext
+from prefect.serializers import PickleSerializer
 
 from flows import probes
 from flows.runtime import workspace
@@ -21,6 +32,11 @@ from tenant_runtime.workflows import DeliveryItem, Failure
 from tenant_runtime.workspace import Workspace
 
 T = TypeVar("T")
+
+MAX_RESULT_BYTES = 64 * 1024
+RESULT_TOO_LARGE = "result_too_large"
+SPILL_PREFIX = "results/"
+_PICKLE = PickleSerializer()  # Prefect's default result serializer (cloudpickle, then base64)
 
 
 class StepFailed(Exception):
@@ -58,7 +74,7 @@ async def run_step(step: str, tenant: str, fn: Callable[[], T], item: str | None
         item = str(context.parameters.get("run_id")) if context is not None else None
     try:
         await probes.enter(tenant, step, item)
-        return await asyncio.to_thread(fn)
+        result = await asyncio.to_thread(fn)
     except StepFailed:
         raise
     except PressroomError as exc:
@@ -72,6 +88,53 @@ async def run_step(step: str, tenant: str, fn: Callable[[], T], item: str | None
         ) from None
     except Exception as exc:  # any other failure is treated as transient I/O
         raise StepFailed(step, type(exc).__name__, str(exc) or repr(exc)) from None
+    return guard_result(step, result)
+
+
+def result_size(value: object) -> int:
+    """Bytes ``value`` takes pickled by Prefect's default result serializer (before its base64)."""
+    return len(base64.decodebytes(_PICKLE.dumps(value)))
+
+
+def guard_result(step: str, value: T) -> T:
+    """``value``, if it is small enough to be a step's result; else a permanent ``result_too_large``."""
+    size = result_size(value)
+    if size > MAX_RESULT_BYTES:
+        raise StepFailed(
+            step,
+            RESULT_TOO_LARGE,
+            f"The step's result is {size} bytes pickled, over the {MAX_RESULT_BYTES}-byte limit: put it in "
+            "the tenant's store (flows.steps.spill) and return the reference.",
+            permanent=True,
+        )
+    return value
+
+
+def spill(ws: Workspace, data: bytes, name: str) -> dict[str, Any]:
+    """Put a large result in the tenant's store under its content hash; the small reference to return.
+
+    ``results/{sha256}`` inside the tenant's prefix: the same bytes are one object,
+    written once however many steps, retries or runs spill them. ``name`` says
+    what it is, for the log.
+    """
+    digest = hashlib.sha256(data).hexdigest()
+    key = f"{SPILL_PREFIX}{digest}"
+    if not ws.store.exists(key):
+        ws.store.put(key, data)
+        ws.log.info("step.result_spilled", name=name, key=key, bytes=len(data))
+    return {"key": key, "sha256": digest, "bytes": len(data)}
+
+
+def unspill(ws: Workspace, reference: dict[str, Any]) -> bytes:
+    """The bytes a ``spill`` reference names, checked against its hash (missing or changed: permanent)."""
+    data = ws.store.get(str(reference["key"]))
+    if data is None or hashlib.sha256(data).hexdigest() != reference["sha256"]:
+        raise Permanent(
+            "A spilled result is missing or does not match its hash.",
+            details={"key": reference["key"]},
+            code="spilled_result_missing",
+        )
+    return data
 
 
 @dataclass(frozen=True)
@@ -108,4 +171,4 @@ async def run_each(
             if not (exc.permanent and set_aside):
                 raise
             results.failed[item.key] = exc.failure()
-    return results
+    return guard_result(step, results)
