@@ -26,6 +26,7 @@ from control_plane.releases.controllers import ReleaseController
 from control_plane.settings import Settings
 from control_plane.site.controllers import SiteController
 from control_plane.tenants.controllers import OperatorController
+from control_plane.versions.controllers import RevisionController
 from control_plane.webhooks.controllers import WebhookController
 
 CONTROLLERS = (
@@ -35,6 +36,7 @@ CONTROLLERS = (
     ReleaseController,
     SiteController,
     WebhookController,
+    RevisionController,
 )
 
 

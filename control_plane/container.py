@@ -16,6 +16,7 @@ from control_plane.releases.services import ReleaseService
 from control_plane.settings import Settings
 from control_plane.site.services import SiteService
 from control_plane.tenants.services import TenantService
+from control_plane.versions.services import RevisionService
 from control_plane.webhooks.services import WebhookService
 from dispatch.prefect_gateway import PrefectGateway
 from dispatch.prefect_port import PrefectPort
@@ -39,6 +40,7 @@ class Services:
     releases: ReleaseService
     site: SiteService
     webhooks: WebhookService
+    revisions: RevisionService
 
     @classmethod
     def build(
@@ -89,6 +91,7 @@ class Services:
             releases=ReleaseService(gate),
             site=SiteService(gate, runtime),
             webhooks=WebhookService(gate, runtime),
+            revisions=RevisionService(gate, runtime),
         )
 
     async def close(self) -> None:

@@ -4,13 +4,14 @@ common.py      the Typer app, console, settings, services, the CLI's operator pr
 servers.py     up, serve, site, worker, migrate
 tenants.py     tenants list|create, operator-token (audited operator writes)
 operations.py  operations list|retry, runs describe
+versions.py    revisions list|diff|restore
 """
 
 from __future__ import annotations
 
 import os
 
-from control_plane.cli import operations, servers, tenants  # noqa: F401  (they register their commands)
+from control_plane.cli import operations, servers, tenants, versions  # noqa: F401  (they register their commands)
 from control_plane.cli.common import app
 
 

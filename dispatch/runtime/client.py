@@ -32,6 +32,10 @@ class RuntimeClient:
     def execute(self, tenant: str, command: m.Command) -> CommandResult:
         return self.transport.execute(tenant, command)
 
+    def query(self, tenant: str, actor: m.ActorRef, query: m.Message) -> Any:
+        """Any area's query; the area's service types the answer (the query's handler returns its view)."""
+        return self.transport.query(tenant, actor, query)
+
     def documents(
         self,
         tenant: str,

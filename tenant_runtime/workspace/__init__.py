@@ -23,6 +23,7 @@ from tenant_runtime.workspace.open import (
     list_tenants,
     migrate_workspaces,
 )
+from tenant_runtime.workspace.version_models import RetentionPolicy, SpilloverPending
 
 __all__ = [
     "ROLE_PERMISSIONS",
@@ -38,10 +39,12 @@ __all__ = [
     "IdempotencyRecord",
     "Operation",
     "RenderedObject",
+    "RetentionPolicy",
     "Revision",
     "SiteResource",
     "SiteResourceRevision",
     "SiteState",
+    "SpilloverPending",
     "TenantMigration",
     "WebhookDelivery",
     "WebhookEndpoint",

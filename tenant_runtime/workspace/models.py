@@ -49,6 +49,12 @@ class Revision(WorkspaceModel, table=True):
     kind: str
     actor: str
     created_at: datetime = Field(default_factory=utcnow)
+    # A large body of an old version lives in the tenant's store under ``versions/{sha256}`` (``body`` is
+    # then empty): tenant_runtime.versions.bodies reads it back. The current and the published version
+    # are never spilled, so delivery always finds its body here.
+    body_key: str | None = None
+    body_sha256: str | None = None
+    body_bytes: int | None = None
 
 
 class Operation(WorkspaceModel, table=True):

@@ -180,6 +180,8 @@ def test_a_pre_alembic_workspace_upgrades_in_place_on_open_without_losing_a_row(
     _assert_rows_kept(before, after)
     # 0002 adds operation.outcome and webhook_delivery.document_id; the oldest workspaces also gain batch_id.
     added = {"operation": {"outcome"}, "webhook_delivery": {"document_id"}}
+    # 0004 adds where a spilled version body lives.
+    added["revision"] = {"body_key", "body_sha256", "body_bytes"}
     if dump == NO_BATCH_ID:
         added["operation"].add("batch_id")
     assert _added_columns(before, after) == added
