@@ -14,6 +14,7 @@ from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components
 
+from control_plane.backups.controllers import BackupController
 from control_plane.container import Services
 from control_plane.dashboard import build_dashboard
 from control_plane.documents.controllers import DocumentController
@@ -37,6 +38,7 @@ CONTROLLERS = (
     SiteController,
     WebhookController,
     RevisionController,
+    BackupController,
 )
 
 

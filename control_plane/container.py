@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from sqlalchemy import Engine
 
 from control_plane.auth import TokenService
+from control_plane.backups.services import BackupService
 from control_plane.commands import CommandGate
 from control_plane.db.engine import make_engine, upgrade
 from control_plane.documents.services import DocumentService
@@ -41,6 +42,7 @@ class Services:
     site: SiteService
     webhooks: WebhookService
     revisions: RevisionService
+    backups: BackupService
 
     @classmethod
     def build(
@@ -92,6 +94,7 @@ class Services:
             site=SiteService(gate, runtime),
             webhooks=WebhookService(gate, runtime),
             revisions=RevisionService(gate, runtime),
+            backups=BackupService(gate, runtime),
         )
 
     async def close(self) -> None:

@@ -4,6 +4,7 @@ from typing import Any
 
 from prefect import Flow
 
+from flows.export_backup import export_backup
 from flows.publish import deliver_release, publish_batch, publish_document, scheduled_publish
 from flows.rebuild_search_index import rebuild_search_index
 from flows.seed_example_site import seed_example_site
@@ -18,6 +19,7 @@ FLOWS: dict[Workflow, Flow[Any, Any]] = {
     Workflow.SCHEDULED_PUBLISH: scheduled_publish,
     Workflow.SEED_EXAMPLE_SITE: seed_example_site,
     Workflow.REBUILD_SEARCH_INDEX: rebuild_search_index,
+    Workflow.EXPORT_BACKUP: export_backup,
 }
 
 __all__ = ["FLOWS"]

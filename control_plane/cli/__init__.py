@@ -5,13 +5,14 @@ servers.py     up, serve, site, worker, migrate
 tenants.py     tenants list|create, operator-token (audited operator writes)
 operations.py  operations list|retry, runs describe
 versions.py    revisions list|diff|restore
+backups.py     backups create|list (a site's backups, imports and restores)
 """
 
 from __future__ import annotations
 
 import os
 
-from control_plane.cli import operations, servers, tenants, versions  # noqa: F401  (they register their commands)
+from control_plane.cli import backups, operations, servers, tenants, versions  # noqa: F401  (they register their commands)
 from control_plane.cli.common import app
 
 

@@ -1,8 +1,8 @@
 """Every area's runtime handlers, imported once so the handler tables are complete."""
 
-from dispatch.runtime import changes, reads, versions
+from dispatch.runtime import backups, changes, reads, versions
 from dispatch.runtime.handlers import CHANGES, READS
 
-AREAS = (reads, changes, versions)
+AREAS = (reads, changes, versions, backups)
 
 __all__ = ["AREAS", "CHANGES", "READS"]

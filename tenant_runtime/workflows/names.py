@@ -26,6 +26,9 @@ class Workflow(StrEnum):
     DELIVER_RELEASE = "deliver_release"
     # Lanes: one flow interprets every lane's step graph (DESIGN.md, "Lane graphs at run time").
     WRITE_ARTICLE = "write_article"
+    # A platform run: one fire of a nightly chore, fanned out into tenants' outboxes (DESIGN.md,
+    # "Nightly and periodic work"); each chore's deployment is named after it.
+    FAN_OUT_CHORE = "fan_out_chore"
 
 
 __all__ = ["Workflow"]

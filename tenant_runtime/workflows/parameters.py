@@ -10,6 +10,7 @@ every model and fails when one is added without a default).
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -138,18 +139,53 @@ class RebuildSearchIndexParameters(RunParameters):
     force: bool = False
 
 
+class ExportBackupParameters(RunParameters):
+    """Write backup ``backup_id`` (its catalog row was committed with the operation)."""
+
+    backup_id: str
+    reason: str = "manual"  # manual | nightly | restore
+
+
+class ImportContentParameters(RunParameters):
+    """Replace the site with backup ``backup_id`` of ``source_tenant`` (this tenant or another), pinned by the
+    digest of its manifest when the import was asked for."""
+
+    source_tenant: str
+    backup_id: str
+    manifest_sha256: str
+    undo_of: str | None = None  # the restore this import takes back
+
+
+class RestoreVersionParameters(RunParameters):
+    """Put every versioned entity back to its state at ``at``, after taking snapshot ``snapshot_id``."""
+
+    at: datetime
+    snapshot_id: str
+
+
+class FanOutChoreParameters(PlatformParameters):
+    """One fire of a nightly chore: a date-keyed operation into the outbox of each tenant that needs it."""
+
+    chore: str
+    fire_at: datetime | None = None  # the fire this run stands for; None: the run's scheduled start
+
+
 __all__ = [
     "PLATFORM_TENANT",
     "Carried",
     "DeliverReleaseParameters",
     "DeliveryItem",
     "DocumentVersion",
+    "ExportBackupParameters",
+    "FanOutChoreParameters",
     "Frozen",
+    "ImportContentParameters",
     "PlatformParameters",
     "PublishBatchParameters",
     "PublishDocumentParameters",
     "RebuildSearchIndexParameters",
     "ReleaseParameters",
+    "RestoreVersionParameters",
     "RunParameters",
     "ScheduledPublishParameters",
     "SeedExampleSiteParameters",

@@ -18,6 +18,7 @@ from tenant_runtime.errors import ClaimRejected
 from tenant_runtime.workflows.names import Workflow
 from tenant_runtime.workflows.parameters import (
     DeliverReleaseParameters,
+    ExportBackupParameters,
     PublishBatchParameters,
     PublishDocumentParameters,
     RebuildSearchIndexParameters,
@@ -71,14 +72,15 @@ WORKFLOWS: dict[Workflow, WorkflowSpec] = {
         WorkflowSpec(Workflow.SCHEDULED_PUBLISH, ScheduledPublishParameters, "release", "release"),
         WorkflowSpec(Workflow.SEED_EXAMPLE_SITE, SeedExampleSiteParameters, "seed", "seed"),
         WorkflowSpec(Workflow.REBUILD_SEARCH_INDEX, RebuildSearchIndexParameters, "search_rebuild", "search-rebuild"),
+        WorkflowSpec(Workflow.EXPORT_BACKUP, ExportBackupParameters, "backup", "backup"),
     )
 }
 
 # Named in DESIGN.md, built by the open issues: no model, flow or deployment until then.
 PLANNED: dict[Workflow, str] = {
-    Workflow.EXPORT_BACKUP: "issue 11 (backups)",
-    Workflow.IMPORT_CONTENT: "issue 11 (backups)",
-    Workflow.RESTORE_VERSION: "issue 11 (backups)",
+    Workflow.IMPORT_CONTENT: "issue 11 (import)",
+    Workflow.RESTORE_VERSION: "issue 11 (restore)",
+    Workflow.FAN_OUT_CHORE: "issue 11 (scheduler)",
     Workflow.SWEEP_MEDIA: "issue 12 (media)",
     Workflow.PRUNE_POLICIES: "issue 12 (versions)",
     Workflow.MIGRATE_FIELD: "issue 12 (custom fields)",

@@ -1,5 +1,7 @@
 """One tenant's workspace: its database, its object-store view, its cache view."""
 
+# Imported for its ORM listener: every change of versioned state is recorded with it (history.py).
+from tenant_runtime.workspace import history  # noqa: F401
 from tenant_runtime.workspace.access import ROLE_PERMISSIONS, SYSTEM, Actor
 from tenant_runtime.workspace.delivery_models import AggregateState, WebhookDelivery, WebhookEndpoint
 from tenant_runtime.workspace.lifecycle_models import Backup, ChoreRun, EntityHistory

@@ -38,6 +38,10 @@ REQUIRED_FIELDS = {
     Workflow.SCHEDULED_PUBLISH: {"tenant", "operation_id"},
     Workflow.SEED_EXAMPLE_SITE: {"tenant", "operation_id"},
     Workflow.REBUILD_SEARCH_INDEX: {"tenant", "operation_id"},
+    Workflow.EXPORT_BACKUP: {"tenant", "operation_id", "backup_id"},
+    Workflow.IMPORT_CONTENT: {"tenant", "operation_id", "source_tenant", "backup_id", "manifest_sha256"},
+    Workflow.RESTORE_VERSION: {"tenant", "operation_id", "at", "snapshot_id"},
+    Workflow.FAN_OUT_CHORE: {"chore"},
 }
 
 
@@ -50,7 +54,7 @@ def test_every_name_is_built_or_planned_never_both() -> None:
     assert not set(WORKFLOWS) & set(PLANNED)
     assert {spec(w).workflow for w in WORKFLOWS} == set(WORKFLOWS)
     with pytest.raises(KeyError):
-        spec(Workflow.EXPORT_BACKUP)
+        spec(Workflow.SWEEP_MEDIA)
 
 
 @pytest.mark.parametrize("workflow", sorted(WORKFLOWS))
@@ -120,6 +124,7 @@ def test_runs_and_records_from_before_the_contract_still_decode() -> None:
         ),
         (Workflow.PUBLISH_BATCH, {"params": {"tenant": "acme", "operation_id": "bat_1", "members": []}}),
         (Workflow.EXPORT_BACKUP, {"params": {"tenant": "acme", "operation_id": "op_1"}}),
+        (Workflow.SWEEP_MEDIA, {"params": {"tenant": "acme", "operation_id": "op_1"}}),
         ("no_such_flow", {"params": {}}),
     ],
 )

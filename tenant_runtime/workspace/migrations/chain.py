@@ -117,16 +117,18 @@ def ensure_current(engine: Engine, *, script: ScriptDirectory | None = None) -> 
     return migrate(engine, script=script)
 
 
-def migrate(engine: Engine, *, script: ScriptDirectory | None = None) -> MigrationResult:
-    """Upgrade the workspace to head in one BEGIN IMMEDIATE transaction; a no-op at head.
+def migrate(engine: Engine, *, script: ScriptDirectory | None = None, to: str | None = None) -> MigrationResult:
+    """Upgrade the workspace to head (or to revision ``to``) in one BEGIN IMMEDIATE transaction; a no-op there.
 
     ``engine`` must be a writable workspace engine (``open._sqlite_engine``):
     its connections are in autocommit mode and begin with ``BEGIN IMMEDIATE``.
+    ``to`` builds a workspace of an older revision (an import stages a backup's
+    rows at the revision they were written at, then upgrades them to head).
     """
     if engine.url.query.get("mode") == "ro":
         raise RuntimeError("a read-only workspace engine cannot be migrated")
     script = script if script is not None else script_directory()
-    head = head_revision() if script is script_directory() else _head_of(script)
+    head = to or (head_revision() if script is script_directory() else _head_of(script))
     with engine.connect() as connection:
         driver: sqlite3.Connection = connection.connection.driver_connection  # type: ignore[assignment]
         driver.execute("PRAGMA foreign_keys = OFF")

@@ -1,0 +1,1 @@
+"""Backups, imports and restores of a site: ask for them, list them."""

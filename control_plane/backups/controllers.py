@@ -1,0 +1,52 @@
+"""Tenant API: backups (CONTRACT.md, "Backups and restores")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Controller, Response, get, post
+
+from control_plane.auth import Principal
+from control_plane.backups.schemas import BackupOut, BackupRequest
+from control_plane.container import Services
+from control_plane.http.params import IdempotencyKey, Limit, Offset
+from control_plane.http.responses import respond
+
+
+class BackupController(Controller):
+    path = "/api/tenants/{tenant:str}/backups"
+    tags = ("backups",)
+
+    @post("/", sync_to_thread=True, status_code=202)
+    def request_backup(
+        self,
+        tenant: str,
+        data: BackupRequest,
+        principal: Principal,
+        services: Services,
+        idempotency_key: IdempotencyKey = None,
+    ) -> Response[dict[str, Any]]:
+        """Back the whole site up now: 202 with the operation; the backup shows in the list at once."""
+        return respond(
+            services.backups.request(principal, tenant, confirm=data.confirm, idempotency_key=idempotency_key)
+        )
+
+    @get("/", sync_to_thread=True)
+    def list_backups(
+        self,
+        tenant: str,
+        principal: Principal,
+        services: Services,
+        limit: Limit = 100,
+        offset: Offset = 0,
+    ) -> list[BackupOut]:
+        """The site's backups, newest first: time, status, size, manifest digest."""
+        return services.backups.list(principal, tenant, limit=limit, offset=offset)
+
+    @get("/{backup_id:str}", sync_to_thread=True)
+    def read_backup(self, tenant: str, backup_id: str, principal: Principal, services: Services) -> BackupOut:
+        """One backup of the site."""
+        return services.backups.get(principal, tenant, backup_id)
+
+
+__all__ = ["BackupController"]

@@ -1,0 +1,65 @@
+"""``pressroom backups …``: back a site up, list its backups, import one, restore to a moment.
+
+Every effect goes through the same services as the API and the dashboard, as
+the CLI's operator principal.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import msgspec
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from control_plane.cli.common import CLI_OPERATOR, app, services
+from control_plane.cli.operations import follow
+
+backups_app = typer.Typer(help="Backups, imports and restores of a site.", no_args_is_help=True)
+app.add_typer(backups_app, name="backups")
+console = Console(width=200)
+
+
+@backups_app.command("create")
+def create(
+    tenant: str,
+    wait: Annotated[bool, typer.Option(help="Follow it to the end.")] = True,
+    timeout: Annotated[float, typer.Option()] = 600,
+) -> None:
+    """Back the whole site up now."""
+    room = services()
+    result = room.backups.request(CLI_OPERATOR, tenant, confirm=True)
+    room.handoff.flush()
+    console.print(f"backup {result.body['backup_id']}: operation {result.body['operation_id']} {result.body['status']}")
+    if wait:
+        statuses = follow(room, tenant, [result.body["operation_id"]], timeout)
+        if set(statuses.values()) != {"succeeded"}:
+            raise typer.Exit(1)
+
+
+@backups_app.command("list")
+def list_backups(
+    tenant: str,
+    limit: Annotated[int, typer.Option()] = 50,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """The site's backups, newest first: time, status, size, manifest digest."""
+    backups = services().backups.list(CLI_OPERATOR, tenant, limit=limit)
+    if as_json:
+        typer.echo(json.dumps(msgspec.to_builtins(backups), indent=2))
+        return
+    table = Table("created", "status", "reason", "bytes", "manifest sha256", "error")
+    table.add_column("backup", no_wrap=True)
+    for b in backups:
+        table.add_row(
+            b.created_at.isoformat(timespec="seconds"),
+            b.status,
+            b.reason,
+            str(b.bytes or ""),
+            (b.manifest_sha256 or "")[:16],
+            (b.error or "")[:60],
+            b.id,
+        )
+    console.print(table)

@@ -1,0 +1,238 @@
+"""Nightly chores per tenant: when each fires, which tenants it queues, skips and why, and how late a tenant is.
+
+A chore (``CHORES``) has a cron schedule in UTC and a window. One platform run
+per fire (``flows/chores.py``, on its own deployment) calls ``fan_out`` for
+every tenant; for each it decides, in one transaction of that tenant:
+
+- ``exists``: this fire was handled already (a double fire, a restarted fan-out): nothing twice;
+- ``skipped_late``: a newer fire is already due (the runs of an outage): only the latest fire runs,
+  the skipped ones are recorded;
+- ``skipped_unchanged``: the chore has nothing to do (a backup of a site unchanged since its last good backup);
+- ``queued``: an operation for ``{chore}:{tenant}:{date}``, scheduled at the tenant's slot in the window
+  (a stable hash of chore and tenant, so 10,000 tenants do not all start in the same second); an older
+  fire of the chore still waiting for its slot is cancelled (skipped_late): the newest runs instead.
+
+``health`` says per tenant what the last fire did, how late its chore is, and
+(for backups) the age of the last good backup and whether it alarms (26 h).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from cronsim import CronSim
+from sqlmodel import Session, col, func, select
+
+from tenant_runtime import audit
+from tenant_runtime.actions.backups import IMPORT_KIND, RESTORE_KIND, schedule_backup
+from tenant_runtime.actions.operations import set_status
+from tenant_runtime.errors import NotFound
+from tenant_runtime.ids import as_utc
+from tenant_runtime.lifecycle.catalog import last_good_backup
+from tenant_runtime.lifecycle.restore import history_start
+from tenant_runtime.operation_states import CANCELLED, SCHEDULED, settled
+from tenant_runtime.workspace import ChoreRun, EntityHistory, Operation, Workspace
+
+QUEUED, SKIPPED_LATE, SKIPPED_UNCHANGED, EXISTS = "queued", "skipped_late", "skipped_unchanged", "exists"
+BACKUP_ALARM = timedelta(hours=26)
+
+
+@dataclass(frozen=True)
+class Chore:
+    """A nightly chore: its schedule, its window, and what it queues for one tenant."""
+
+    name: str
+    cron: str  # UTC
+    window_seconds: int
+    # (tx, tenant, due_at, run key) -> the operation; the chore's workflow and its parameters
+    enqueue: Callable[[Session, str, datetime, str], Operation]
+    # (tx) -> True when this tenant has nothing for the chore to do tonight
+    unchanged: Callable[[Session], bool] | None = None
+
+    def latest_fire(self, now: datetime) -> datetime:
+        """The last fire at or before ``now``."""
+        probe = now.replace(microsecond=0) + timedelta(seconds=1)
+        for fire in CronSim(self.cron, probe, reverse=True):
+            if fire <= now:
+                return fire
+        raise AssertionError("a cron schedule always has an earlier fire")
+
+    def next_fire(self, now: datetime) -> datetime:
+        return next(iter(CronSim(self.cron, now)))
+
+    def offset(self, tenant: str) -> timedelta:
+        """The tenant's place in the window: the same every night, spread evenly over tenants."""
+        digest = hashlib.sha256(f"{self.name}:{tenant}".encode()).digest()
+        return timedelta(seconds=int.from_bytes(digest[:8], "big") % max(1, self.window_seconds))
+
+    def key(self, tenant: str, fire: datetime) -> str:
+        return f"{self.name}:{tenant}:{fire_date(fire)}"
+
+
+def fire_date(fire: datetime) -> str:
+    return as_utc(fire).date().isoformat()
+
+
+def site_unchanged_since_last_backup(tx: Session) -> bool:
+    """Nothing versioned changed since the last good backup's snapshot, and no import or restore came after it."""
+    last = last_good_backup(tx)
+    if last is None or last.history_mark is None or last.snapshot_at is None:
+        return False
+    newest = tx.exec(select(func.max(EntityHistory.id))).one()
+    if newest != last.history_mark:
+        return False
+    replaced = tx.exec(
+        select(Operation.id).where(
+            col(Operation.kind).in_((IMPORT_KIND, RESTORE_KIND)), Operation.created_at >= last.snapshot_at
+        )
+    ).first()
+    return replaced is None
+
+
+CHORES: dict[str, Chore] = {
+    "export_backup": Chore(
+        "export_backup",
+        cron="0 3 * * *",
+        window_seconds=3600,
+        enqueue=schedule_backup,
+        unchanged=site_unchanged_since_last_backup,
+    ),
+}
+
+
+def chore(name: str) -> Chore:
+    try:
+        return CHORES[name]
+    except KeyError:
+        raise NotFound("No such chore.", details={"chore": name, "chores": sorted(CHORES)}) from None
+
+
+def fan_out(ws: Workspace, chore: Chore, fire: datetime, now: datetime) -> str:
+    """Decide (and record) what fire ``fire`` of ``chore`` does for this tenant; the decision."""
+    fire, now = as_utc(fire), as_utc(now)
+    date = fire_date(fire)
+    with ws.transaction() as tx:
+        if tx.exec(select(ChoreRun.id).where(ChoreRun.chore == chore.name, ChoreRun.fire_date == date)).first():
+            return EXISTS
+        latest = chore.latest_fire(now)
+        if fire < latest:
+            return _record(
+                tx, chore, fire, SKIPPED_LATE, reason=f"the {fire_date(latest)} fire is due: it runs instead"
+            )
+        if chore.unchanged is not None and chore.unchanged(tx):
+            return _record(tx, chore, fire, SKIPPED_UNCHANGED, reason="unchanged since the last good backup")
+        for older in tx.exec(
+            select(ChoreRun).where(ChoreRun.chore == chore.name, ChoreRun.decision == QUEUED, ChoreRun.fire_date < date)
+        ):
+            waiting = tx.get(Operation, older.operation_id) if older.operation_id else None
+            if waiting is not None and waiting.status == SCHEDULED:
+                set_status(tx, waiting, CANCELLED)
+                older.decision, older.reason = SKIPPED_LATE, f"not started by the {date} fire, which runs instead"
+                tx.add(older)
+        due = max(fire, now) + chore.offset(ws.tenant)
+        operation = chore.enqueue(tx, ws.tenant, due, chore.key(ws.tenant, fire))
+        return _record(tx, chore, fire, QUEUED, due_at=due, operation_id=operation.id)
+
+
+def _record(
+    tx: Session,
+    chore: Chore,
+    fire: datetime,
+    decision: str,
+    *,
+    reason: str | None = None,
+    due_at: datetime | None = None,
+    operation_id: str | None = None,
+) -> str:
+    date = fire_date(fire)
+    tx.add(
+        ChoreRun(
+            chore=chore.name,
+            fire_date=date,
+            fired_at=fire,
+            due_at=due_at,
+            decision=decision,
+            operation_id=operation_id,
+            reason=reason,
+        )
+    )
+    audit.record(
+        tx, f"chore.{decision}", "system", "chore", f"{chore.name}:{date}", operation_id=operation_id, reason=reason
+    )
+    return decision
+
+
+def health(tx: Session, tenant: str, now: datetime) -> dict[str, Any]:
+    """Per chore: the last fire's decision, how late the tenant is, the next fire; and the backup's age and alarm."""
+    now = as_utc(now)
+    chores = {name: _chore_health(tx, c, tenant, now) for name, c in CHORES.items()}
+    last = last_good_backup(tx)
+    age = (now - as_utc(last.snapshot_at)).total_seconds() if last and last.snapshot_at else None
+    known_for = (now - history_start(tx)).total_seconds()
+    alarm = (age if age is not None else known_for) > BACKUP_ALARM.total_seconds()
+    return {
+        "last_good_backup": None
+        if last is None
+        else {"id": last.id, "at": as_utc(last.snapshot_at or last.created_at)},
+        "last_good_backup_age_seconds": age,
+        "alarm": alarm,
+        "alarm_after_seconds": BACKUP_ALARM.total_seconds(),
+        "lateness_seconds": max((c["lateness_seconds"] for c in chores.values()), default=0.0),
+        "chores": chores,
+    }
+
+
+def _chore_health(tx: Session, chore: Chore, tenant: str, now: datetime) -> dict[str, Any]:
+    fire = chore.latest_fire(now)
+    due = fire + chore.offset(tenant)
+    if due > now:  # tonight's slot has not come yet: the one to have finished is the previous fire's
+        fire = chore.latest_fire(fire - timedelta(seconds=1))
+        due = fire + chore.offset(tenant)
+    run = tx.exec(select(ChoreRun).where(ChoreRun.chore == chore.name, ChoreRun.fire_date == fire_date(fire))).first()
+    lateness, status = (now - due).total_seconds(), "not fanned out"
+    if run is None and history_start(tx) > fire:
+        lateness, status = 0.0, "not due yet (the site is newer than the fire)"
+    if run is not None:
+        status, lateness = run.decision, 0.0
+        operation = tx.get(Operation, run.operation_id) if run.operation_id else None
+        if operation is not None:
+            status = operation.status
+            if not settled(operation.status, operation.next_attempt_at):
+                lateness = max(0.0, (now - as_utc(run.due_at or due)).total_seconds())
+    recent = tx.exec(
+        select(ChoreRun).where(ChoreRun.chore == chore.name).order_by(col(ChoreRun.fire_date).desc()).limit(7)
+    )
+    upcoming = chore.next_fire(now)
+    return {
+        "cron": chore.cron,
+        "fire": fire,
+        "due_at": due,
+        "status": status,
+        "lateness_seconds": max(0.0, lateness),
+        "next_fire": upcoming,
+        "next_due_at": upcoming + chore.offset(tenant),
+        "recent": [
+            {"date": r.fire_date, "decision": r.decision, "operation_id": r.operation_id, "reason": r.reason}
+            for r in recent
+        ],
+    }
+
+
+__all__ = [
+    "BACKUP_ALARM",
+    "CHORES",
+    "EXISTS",
+    "QUEUED",
+    "SKIPPED_LATE",
+    "SKIPPED_UNCHANGED",
+    "Chore",
+    "chore",
+    "fan_out",
+    "fire_date",
+    "health",
+    "site_unchanged_since_last_backup",
+]
