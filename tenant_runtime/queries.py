@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlmodel import Session, and_, col, or_, select
+from sqlalchemy import String, cast
+from sqlmodel import Session, and_, col, func, or_, select
 
 from tenant_runtime.errors import BadRequest, NotFound
 from tenant_runtime.operation_states import DELIVERING, FAILED, QUEUED, SCHEDULED, STATUSES
@@ -170,3 +171,79 @@ def pending_aggregate_operation(tx: Session, generation: int, exclude_id: str) -
         if getattr(operation.run_parameters(), "generation", 0) >= generation:
             return operation
     return None
+
+
+# --- the dashboard's lists: server-side search, filters and pages ---------------------------------
+
+DOCUMENT_FILTERS = ("draft", "published", "changed", "scheduled")
+
+
+def scheduled_documents(tx: Session) -> dict[str, tuple[str, Any]]:
+    """Documents in a scheduled release: ``{document_id: (operation_id, scheduled_for)}``, the soonest first."""
+    found: dict[str, tuple[str, Any]] = {}
+    rows = tx.exec(select(Operation).where(Operation.status == SCHEDULED).order_by(col(Operation.scheduled_for).desc()))
+    for operation in rows:  # latest first, so the soonest schedule of a document wins
+        for item in operation.parameters.get("documents") or ():
+            if isinstance(item, dict) and isinstance(item.get("document_id"), str):
+                found[item["document_id"]] = (operation.id, operation.scheduled_for)
+    return found
+
+
+def find_documents(
+    tx: Session,
+    *,
+    q: str = "",
+    state: str | None = None,
+    kind: str | None = None,
+    scheduled: set[str] | None = None,
+    limit: int = 50,
+    offset: int = 0,
+) -> tuple[list[Document], int]:
+    """One page of documents whose title or slug contains ``q``, in ``state``, most recently edited first;
+    with the number of all that match."""
+    if state is not None and state not in DOCUMENT_FILTERS:
+        raise BadRequest("Unknown document status.", details={"status": state, "allowed": list(DOCUMENT_FILTERS)})
+    conditions: list[Any] = []
+    if q:
+        pattern = "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        conditions.append(
+            or_(col(Document.title).ilike(pattern, escape="\\"), col(Document.slug).ilike(pattern, escape="\\"))
+        )
+    if kind is not None:
+        conditions.append(Document.kind == kind)
+    if state in ("draft", "published"):
+        conditions.append(Document.status == state)
+    elif state == "changed":
+        conditions.append(Document.status == "published")
+        conditions.append(col(Document.published_version) != col(Document.version))
+    elif state == "scheduled":
+        conditions.append(col(Document.id).in_(sorted(scheduled or ())))
+    total = tx.exec(select(func.count()).select_from(Document).where(*conditions)).one()
+    query = select(Document).where(*conditions).order_by(col(Document.updated_at).desc(), col(Document.id))
+    return list(tx.exec(query.offset(offset).limit(limit))), int(total)
+
+
+def count_operations(tx: Session, *, status: str | None = None) -> int:
+    query = select(func.count()).select_from(Operation)
+    if status is not None:
+        query = query.where(Operation.status == status)
+    return int(tx.exec(query).one())
+
+
+def latest_operation_for_document(tx: Session, document_id: str) -> Operation | None:
+    """The newest operation that delivers or withdraws ``document_id`` (alone, in a batch or in a release)."""
+    own = tx.exec(
+        select(Operation)
+        .where(Operation.document_id == document_id)
+        .order_by(col(Operation.created_at).desc(), col(Operation.id).desc())
+        .limit(1)
+    ).first()
+    needle = f'%"{document_id}"%'
+    release = tx.exec(
+        select(Operation)
+        .where(Operation.kind == "release", cast(Operation.parameters, String).like(needle))
+        .order_by(col(Operation.created_at).desc(), col(Operation.id).desc())
+        .limit(1)
+    ).first()
+    candidates = [op for op in (own, release) if op is not None]
+    return max(candidates, key=lambda op: (op.created_at, op.id)) if candidates else None

@@ -9,9 +9,10 @@ back as a message on the page, with its error code.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 
 from litestar import Controller, Request, Response, get, post
+from litestar.params import Parameter
 
 from control_plane.auth import Principal
 from control_plane.container import Services
@@ -23,20 +24,20 @@ from control_plane.dashboard.forms import (
     form_key,
     new_form_key,
     number,
+    text,
     to_create,
     to_update,
 )
-from control_plane.dashboard.views import error_message, flash_error, notice, page, see_other, url
+from control_plane.dashboard.paging import PAGE_SIZE, Pages
+from control_plane.dashboard.views import error_message, flash_error, fragment, notice, page, see_other, url
 from dispatch.runtime import CommandResult, DocumentOut
 from tenant_runtime.errors import PressroomError
+from tenant_runtime.queries import DOCUMENT_FILTERS
 from tenant_runtime.rendering import render_markdown
 
+MAX_BODY = 1_000_000
 _BLANK = {"slug": "", "title": "", "body": "", "kind": "post"}
-# The confirmation page's wording for each public change.
-_CHANGES = {
-    "publish": ("Publish", "will be public on the site at once; its delivery runs as an operation."),
-    "unpublish": ("Unpublish", "will be taken off the public site at once; listings and feeds follow."),
-}
+_VERBS = {"publish": "Publish", "unpublish": "Unpublish"}
 
 
 def _document(services: Services, principal: Principal, tenant: str, document_id: str) -> DocumentOut:
@@ -52,7 +53,7 @@ def _confirm(
     change: str,
 ) -> Response[str]:
     doc = _document(services, principal, tenant, document_id)
-    verb, effect = _CHANGES[change]
+    verb = _VERBS[change]
     return page(
         request,
         "confirm.html",
@@ -61,7 +62,8 @@ def _confirm(
         doc=doc,
         change=change,
         verb=verb,
-        effect=effect,
+        delivery=services.documents.delivery(principal, tenant, document_id),
+        settings=services.site.settings(principal, tenant),
         form_key=new_form_key(),
     )
 
@@ -73,16 +75,59 @@ class DocumentPages(Controller):
 
     @get("/", sync_to_thread=True)
     def documents(
-        self, request: Request[Any, Any, Any], tenant: str, signed_in: Principal, services: Services
+        self,
+        request: Request[Any, Any, Any],
+        tenant: str,
+        signed_in: Principal,
+        services: Services,
+        q: str = "",
+        status: str = "",
+        kind: str = "",
+        page_number: Annotated[int, Parameter(query="page", ge=1, le=100_000)] = 1,
     ) -> Response[str]:
-        """Every document, most recently edited first."""
-        documents = services.documents.list(signed_in, tenant, limit=500)
+        """One page of documents, most recently edited first, searched and filtered on the server."""
+        status_filter = status if status in DOCUMENT_FILTERS else None
+        kind_filter = kind if kind in ("page", "post") else None
+        found = services.documents.find(
+            signed_in,
+            tenant,
+            q=q[:200],
+            status=status_filter,
+            kind=kind_filter,
+            limit=PAGE_SIZE,
+            offset=(page_number - 1) * PAGE_SIZE,
+        )
         return page(
             request,
             "documents.html",
             principal=signed_in,
             site=site_for(services, signed_in, tenant),
-            documents=documents,
+            settings=services.site.settings(signed_in, tenant),
+            rows=found.items,
+            total=found.total,
+            pages=Pages(page_number, PAGE_SIZE, found.total, {"q": q, "status": status, "kind": kind}),
+            q=q,
+            status_filter=status_filter or "",
+            kind_filter=kind_filter or "",
+            filters=DOCUMENT_FILTERS,
+        )
+
+    @post("/preview", sync_to_thread=True)
+    def preview(self, tenant: str, data: FormData, signed_in: Principal, services: Services) -> Response[str]:
+        """The editor's live Markdown preview: the body as typed, rendered and sanitized like the site does."""
+        site_for(services, signed_in, tenant)  # the tenant check: another tenant's site is NotFound
+        body = text(data, "body")[:MAX_BODY]
+        return fragment("_preview.html", preview=render_markdown(body), empty=not body.strip())
+
+    @get("/documents/{document_id:str}/delivery", sync_to_thread=True)
+    def delivery(self, tenant: str, document_id: str, signed_in: Principal, services: Services) -> Response[str]:
+        """The rendering indicator, polled by htmx until the document's delivery has landed."""
+        return fragment(
+            "_delivery.html",
+            site=site_for(services, signed_in, tenant),
+            doc=_document(services, signed_in, tenant, document_id),
+            delivery=services.documents.delivery(signed_in, tenant, document_id),
+            settings=services.site.settings(signed_in, tenant),
         )
 
     @get("/documents/new", sync_to_thread=True)
@@ -99,6 +144,8 @@ class DocumentPages(Controller):
             values=_BLANK,
             form_key=new_form_key(),
             preview=None,
+            delivery=None,
+            settings=None,
         )
 
     @post("/documents", sync_to_thread=True)
@@ -122,6 +169,8 @@ class DocumentPages(Controller):
                 values=values,
                 form_key=new_form_key(),
                 preview=None,
+                delivery=None,
+                settings=None,
             )
         notice(request, f"Draft “{outcome.body['title']}” created.")
         return see_other(url("sites", tenant, "documents", outcome.body["id"]))
@@ -142,6 +191,8 @@ class DocumentPages(Controller):
             values=values,
             form_key=new_form_key(),
             preview=render_markdown(doc.body),
+            delivery=services.documents.delivery(signed_in, tenant, document_id),
+            settings=services.site.settings(signed_in, tenant),
         )
 
     @post("/documents/{document_id:str}", sync_to_thread=True)
@@ -173,6 +224,8 @@ class DocumentPages(Controller):
                 stale_version=version,
                 form_key=new_form_key(),
                 preview=None,
+                delivery=None,
+                settings=services.site.settings(signed_in, tenant),
             )
         notice(request, f"Saved version {outcome.body['version']}.")
         return see_other(url("sites", tenant, "documents", document_id))
@@ -254,10 +307,9 @@ class DocumentPages(Controller):
         again = " (already sent: nothing was repeated)" if outcome.replayed else ""
         notice(
             request,
-            f"{_CHANGES[change][0]} requested: operation {outcome.body['operation_id']} is "
-            f"{outcome.body['status']}{again}.",
+            f"{_VERBS[change]} requested: operation {outcome.body['operation_id']} is {outcome.body['status']}{again}.",
         )
-        return see_other(url("sites", tenant, "operations"))
+        return see_other(url("sites", tenant, "documents", document_id))
 
 
 __all__ = ["DocumentPages"]

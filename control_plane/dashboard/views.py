@@ -10,6 +10,7 @@ from litestar import MediaType, Request, Response
 from litestar.background_tasks import BackgroundTask
 from litestar.response import Redirect
 
+from control_plane.dashboard.local_time import local_and_utc
 from control_plane.dashboard.session import csrf_token, flash, take_flashes
 from tenant_runtime.errors import PressroomError
 
@@ -40,11 +41,24 @@ def _when(value: datetime | None) -> str:
 
 
 environment.filters["when"] = _when
+environment.filters["local"] = local_and_utc  # {{ op.scheduled_for | local(settings.timezone) }}
 
 
 def url(*parts: str) -> str:
     """A dashboard path from its segments, e.g. ``url("sites", "acme", "operations")``."""
     return "/".join([PREFIX, *parts])
+
+
+def is_htmx(request: Request[Any, Any, Any]) -> bool:
+    """Whether htmx sent the request (it swaps part of the page instead of loading a new one)."""
+    return request.headers.get("hx-request") == "true"
+
+
+def fragment(template: str, **context: Any) -> Response[str]:
+    """A piece of a page (``dashboard/_{name}.html``) for htmx to swap in."""
+    context.setdefault("url", url)
+    html = environment.get_template(f"dashboard/{template}").render(**context)
+    return Response(html, status_code=200, media_type=MediaType.HTML)
 
 
 def error_message(exc: PressroomError) -> dict[str, Any]:
@@ -109,6 +123,8 @@ __all__ = [
     "error_message",
     "error_page",
     "flash_error",
+    "fragment",
+    "is_htmx",
     "notice",
     "page",
     "see_other",

@@ -10,7 +10,7 @@ from control_plane.auth import Principal
 from control_plane.container import Services
 from control_plane.http.params import IdempotencyKey
 from control_plane.http.responses import respond
-from control_plane.site.schemas import RebuildRequest, ResourceOut, ResourceUpdate
+from control_plane.site.schemas import RebuildRequest, ResourceOut, ResourceUpdate, SettingsUpdate, SiteSettingsOut
 
 
 class SiteController(Controller):
@@ -34,6 +34,27 @@ class SiteController(Controller):
     ) -> Response[dict[str, Any]]:
         """Save a new draft version of navigation, redirects or theme (publish it with a release)."""
         return respond(services.site.update_resource(principal, tenant, name, data, idempotency_key=idempotency_key))
+
+    @get("/settings", sync_to_thread=True)
+    def read_settings(self, tenant: str, principal: Principal, services: Services) -> SiteSettingsOut:
+        """The site's title and timezone."""
+        return services.site.settings(principal, tenant)
+
+    @put("/settings", sync_to_thread=True)
+    def update_settings(
+        self,
+        tenant: str,
+        data: SettingsUpdate,
+        principal: Principal,
+        services: Services,
+        idempotency_key: IdempotencyKey = None,
+    ) -> Response[dict[str, Any]]:
+        """Set the site's title and timezone (an IANA name such as ``Europe/Berlin``)."""
+        return respond(
+            services.site.configure(
+                principal, tenant, title=data.title, timezone=data.timezone, idempotency_key=idempotency_key
+            )
+        )
 
     @post("/search/rebuild", sync_to_thread=True, status_code=202)
     def rebuild_search(

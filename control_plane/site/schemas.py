@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import Meta
 
-from dispatch.runtime import ResourceOut
+from dispatch.runtime import ResourceOut, SiteSettingsOut
 
 
 class ResourceUpdate(msgspec.Struct, forbid_unknown_fields=True):
@@ -15,8 +15,13 @@ class ResourceUpdate(msgspec.Struct, forbid_unknown_fields=True):
     content: Any
 
 
+class SettingsUpdate(msgspec.Struct, forbid_unknown_fields=True):
+    title: Annotated[str, Meta(min_length=1, max_length=200)] | None = None
+    timezone: Annotated[str, Meta(min_length=1, max_length=64)] | None = None
+
+
 class RebuildRequest(msgspec.Struct, forbid_unknown_fields=True):
     force: bool = False
 
 
-__all__ = ["RebuildRequest", "ResourceOut", "ResourceUpdate"]
+__all__ = ["RebuildRequest", "ResourceOut", "ResourceUpdate", "SettingsUpdate", "SiteSettingsOut"]

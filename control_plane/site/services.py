@@ -5,7 +5,7 @@ from __future__ import annotations
 from control_plane.auth import Principal
 from control_plane.commands import Command, CommandGate
 from control_plane.site.schemas import ResourceUpdate
-from dispatch.runtime import CommandResult, ResourceOut, RuntimeClient
+from dispatch.runtime import CommandResult, ResourceOut, RuntimeClient, SiteSettingsOut
 from dispatch.runtime import messages as m
 
 
@@ -25,6 +25,31 @@ class SiteService:
         message = m.UpdateSiteResource(name=name, version=data.version, content=data.content)
         return self.gate.execute(
             principal, Command(tenant, "content.edit", f"site.update:{name}", message, idempotency_key=idempotency_key)
+        )
+
+    def settings(self, principal: Principal, tenant: str) -> SiteSettingsOut:
+        """The site's title and timezone (dates are entered and shown in it)."""
+        return self.runtime.site_settings(tenant, self.gate.reader(principal, tenant))
+
+    def configure(
+        self,
+        principal: Principal,
+        tenant: str,
+        *,
+        title: str | None,
+        timezone: str | None,
+        idempotency_key: str | None = None,
+    ) -> CommandResult:
+        """Set the site's title and timezone (an IANA name)."""
+        return self.gate.execute(
+            principal,
+            Command(
+                tenant,
+                "site.admin",
+                "site.configure",
+                m.ConfigureSite(title=title, timezone=timezone),
+                idempotency_key=idempotency_key,
+            ),
         )
 
     def rebuild_search(self, principal: Principal, tenant: str, *, force: bool) -> CommandResult:

@@ -4,7 +4,7 @@ messages.py    queries and commands as plain data (msgspec structs)
 views.py       what a runtime answers (documents, operations, …, CommandResult)
 client.py      RuntimeClient (typed calls) over a RuntimeTransport (the one seam)
 in_process.py  InProcessRuntime: the transport that runs requests in this process
-reads.py       its query handlers; changes.py its command handlers
+reads.py       its query handlers; changes.py its command handlers; browse.py the dashboard's
 handoff.py     RelayHandoff: the one place committed work goes to the relay
 """
 
@@ -15,9 +15,14 @@ from dispatch.runtime.in_process import InProcessRuntime
 from dispatch.runtime.views import (
     AttemptOut,
     CommandResult,
+    DeliveryOut,
     DocumentOut,
+    DocumentPage,
+    DocumentRow,
     OperationOut,
     ResourceOut,
+    RevisionOut,
+    SiteSettingsOut,
     TenantFigures,
     WebhookOut,
 )
@@ -25,13 +30,18 @@ from dispatch.runtime.views import (
 __all__ = [
     "AttemptOut",
     "CommandResult",
+    "DeliveryOut",
     "DocumentOut",
+    "DocumentPage",
+    "DocumentRow",
     "InProcessRuntime",
     "OperationOut",
     "RelayHandoff",
     "ResourceOut",
+    "RevisionOut",
     "RuntimeClient",
     "RuntimeTransport",
+    "SiteSettingsOut",
     "TenantFigures",
     "WebhookOut",
     "messages",

@@ -12,7 +12,18 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from dispatch.runtime import messages as m
-from dispatch.runtime.views import CommandResult, DocumentOut, OperationOut, ResourceOut, TenantFigures, WebhookOut
+from dispatch.runtime.views import (
+    CommandResult,
+    DeliveryOut,
+    DocumentOut,
+    DocumentPage,
+    OperationOut,
+    ResourceOut,
+    RevisionOut,
+    SiteSettingsOut,
+    TenantFigures,
+    WebhookOut,
+)
 
 
 class RuntimeTransport(Protocol):
@@ -77,6 +88,24 @@ class RuntimeClient:
 
     def figures(self, tenant: str, actor: m.ActorRef) -> TenantFigures:
         result: TenantFigures = self.transport.query(tenant, actor, m.GetFigures())
+        return result
+
+    def find_documents(self, tenant: str, actor: m.ActorRef, find: m.FindDocuments) -> DocumentPage:
+        result: DocumentPage = self.transport.query(tenant, actor, find)
+        return result
+
+    def revision(self, tenant: str, actor: m.ActorRef, document_id: str, version: int) -> RevisionOut:
+        result: RevisionOut = self.transport.query(
+            tenant, actor, m.GetRevision(document_id=document_id, version=version)
+        )
+        return result
+
+    def delivery(self, tenant: str, actor: m.ActorRef, document_id: str) -> DeliveryOut:
+        result: DeliveryOut = self.transport.query(tenant, actor, m.GetDocumentDelivery(document_id=document_id))
+        return result
+
+    def site_settings(self, tenant: str, actor: m.ActorRef) -> SiteSettingsOut:
+        result: SiteSettingsOut = self.transport.query(tenant, actor, m.GetSiteSettings())
         return result
 
 

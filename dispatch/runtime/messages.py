@@ -150,6 +150,37 @@ class CreateWorkspace(Message, frozen=True):
     title: str
 
 
+class FindDocuments(Message, frozen=True):
+    """One page of documents for the dashboard: title/slug search, status (draft, published, changed,
+    scheduled) and kind filters, with the total that match."""
+
+    q: str = ""
+    status: str | None = None
+    kind: str | None = None
+    limit: int = 50
+    offset: int = 0
+
+
+class GetRevision(Message, frozen=True):
+    document_id: str
+    version: int
+
+
+class GetDocumentDelivery(Message, frozen=True):
+    """Where a document stands on the public site: its newest operation and whether it has landed."""
+
+    document_id: str
+
+
+class GetSiteSettings(Message, frozen=True):
+    pass
+
+
+class ConfigureSite(Message, frozen=True):
+    title: str | None = None
+    timezone: str | None = None
+
+
 class Command(msgspec.Struct, frozen=True):
     """A command with what the runtime needs to run it exactly once and within quota."""
 
@@ -166,13 +197,18 @@ __all__ = [
     "ActorRef",
     "CancelOperation",
     "Command",
+    "ConfigureSite",
     "CreateDocument",
     "CreateRelease",
     "CreateWorkspace",
+    "FindDocuments",
     "GetDocument",
+    "GetDocumentDelivery",
     "GetFigures",
     "GetOperation",
+    "GetRevision",
     "GetSiteResource",
+    "GetSiteSettings",
     "ListDocuments",
     "ListOperations",
     "ListWebhooks",

@@ -86,6 +86,44 @@ class TenantFigures(msgspec.Struct):
     unfinished_operations: int
 
 
+class DocumentRow(msgspec.Struct):
+    """A document in a dashboard list, with the scheduled release it is in (if any)."""
+
+    document: DocumentOut
+    scheduled_for: datetime | None = None
+    scheduled_operation: str | None = None
+
+
+class DocumentPage(msgspec.Struct):
+    items: list[DocumentRow]
+    total: int
+
+
+class RevisionOut(msgspec.Struct):
+    document_id: str
+    version: int
+    slug: str
+    title: str
+    body: str
+    kind: str
+
+
+class DeliveryOut(msgspec.Struct):
+    """Where a document stands on the public site.
+
+    ``state``: draft | scheduled | rendering (public through live rendering, its delivery still running) |
+    published (the delivery's final purge has landed) | failed | unpublished.
+    """
+
+    state: str
+    operation: OperationOut | None = None
+
+
+class SiteSettingsOut(msgspec.Struct):
+    title: str
+    timezone: str
+
+
 class CommandResult(msgspec.Struct):
     """A command's answer: the HTTP status and body; ``replayed`` when an Idempotency-Key repeated it."""
 
@@ -94,4 +132,17 @@ class CommandResult(msgspec.Struct):
     replayed: bool = False
 
 
-__all__ = ["AttemptOut", "CommandResult", "DocumentOut", "OperationOut", "ResourceOut", "TenantFigures", "WebhookOut"]
+__all__ = [
+    "AttemptOut",
+    "CommandResult",
+    "DeliveryOut",
+    "DocumentOut",
+    "DocumentPage",
+    "DocumentRow",
+    "OperationOut",
+    "ResourceOut",
+    "RevisionOut",
+    "SiteSettingsOut",
+    "TenantFigures",
+    "WebhookOut",
+]

@@ -242,10 +242,10 @@ def test_a_confirmed_publish_queues_one_operation_even_when_sent_twice(dashboard
     first = browser.post(f"/dashboard/sites/acme/documents/{doc_id}/publish", form)
     second = browser.post(f"/dashboard/sites/acme/documents/{doc_id}/publish", form)  # a double click
 
-    assert first.url.path == "/dashboard/sites/acme/operations" and "Publish requested" in _flash(first.text)
+    assert first.url.path == f"/dashboard/sites/acme/documents/{doc_id}" and "Publish requested" in _flash(first.text)
     assert "already sent" in _flash(second.text)
     (operation,) = dashboard.operations("acme")
-    assert operation.kind == "publish" and operation.id in first.text and 'data-status="queued"' in first.text
+    assert operation.kind == "publish" and operation.id in first.text and 'data-state="rendering"' in first.text
     assert [(d.status, d.published_version) for d in dashboard.documents("acme")] == [("published", 1)]
     assert dashboard.relayed == ["acme"]  # the replay has nothing new to hand over
 

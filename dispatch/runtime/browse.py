@@ -1,0 +1,96 @@
+"""The dashboard's reads (searchable pages of documents, revisions, a document's delivery, site settings)
+and the site-settings command, as one runtime area."""
+
+from __future__ import annotations
+
+from sqlmodel import Session
+
+from dispatch.runtime import messages as m
+from dispatch.runtime.handlers import Effect, command, query
+from dispatch.runtime.reads import document_out, operation_out
+from dispatch.runtime.views import DeliveryOut, DocumentPage, DocumentRow, RevisionOut, SiteSettingsOut
+from dispatch.settings import DispatchSettings
+from tenant_runtime import queries
+from tenant_runtime.actions.site import configure_site
+from tenant_runtime.ids import as_utc
+from tenant_runtime.operation_states import CANCELLED, DEAD, FAILED, SCHEDULED, SUCCEEDED, SUPERSEDED
+from tenant_runtime.workspace import Actor, Workspace
+
+MAX_PAGE = 200
+
+
+@query(m.FindDocuments)
+def _find(tx: Session, ws: Workspace, q: m.FindDocuments, dispatch: DispatchSettings) -> DocumentPage:
+    schedules = queries.scheduled_documents(tx)
+    found, total = queries.find_documents(
+        tx,
+        q=q.q.strip()[:200],
+        state=q.status,
+        kind=q.kind,
+        scheduled=set(schedules),
+        limit=max(1, min(q.limit, MAX_PAGE)),
+        offset=max(0, q.offset),
+    )
+    rows = []
+    for document in found:
+        operation_id, when = schedules.get(document.id, (None, None))
+        rows.append(
+            DocumentRow(
+                document=document_out(ws, document),
+                scheduled_for=as_utc(when) if when is not None else None,
+                scheduled_operation=operation_id,
+            )
+        )
+    return DocumentPage(items=rows, total=total)
+
+
+@query(m.GetRevision)
+def _revision(tx: Session, ws: Workspace, q: m.GetRevision, dispatch: DispatchSettings) -> RevisionOut:
+    revision = queries.get_revision(tx, q.document_id, q.version)
+    return RevisionOut(
+        document_id=revision.document_id,
+        version=revision.version,
+        slug=revision.slug,
+        title=revision.title,
+        body=revision.body,
+        kind=revision.kind,
+    )
+
+
+@query(m.GetDocumentDelivery)
+def _delivery(tx: Session, ws: Workspace, q: m.GetDocumentDelivery, dispatch: DispatchSettings) -> DeliveryOut:
+    document = queries.get_document(tx, q.document_id)
+    operation = queries.latest_operation_for_document(tx, document.id)
+    published = document.status == "published"
+    if operation is None:
+        return DeliveryOut(state="published" if published else "draft")
+    out = operation_out(tx, operation, dispatch)
+    if operation.status == SCHEDULED:
+        state = "scheduled"
+    elif operation.status == DEAD or (operation.status == FAILED and operation.next_attempt_at is None):
+        state = "failed"
+    elif operation.status == FAILED:
+        state = "retrying"
+    elif operation.status == CANCELLED:
+        state = "published" if published else "draft"
+    elif operation.status in (SUCCEEDED, SUPERSEDED):
+        # The run ends after its last step (the aggregates' purge): what is public has landed.
+        state = "published" if published else ("unpublished" if operation.kind == "unpublish" else "draft")
+    else:  # queued or delivering: public through live rendering, the static render and purges follow
+        state = "rendering" if published else "unpublishing"
+    return DeliveryOut(state=state, operation=out)
+
+
+@query(m.GetSiteSettings)
+def _settings(tx: Session, ws: Workspace, q: m.GetSiteSettings, dispatch: DispatchSettings) -> SiteSettingsOut:
+    state = queries.site_state(tx)
+    return SiteSettingsOut(title=state.title or ws.tenant, timezone=state.timezone or "UTC")
+
+
+@command(m.ConfigureSite)
+def _configure(tx: Session, ws: Workspace, actor: Actor, c: m.ConfigureSite) -> Effect:
+    state = configure_site(tx, actor, title=c.title, timezone=c.timezone)
+    return Effect(200, {"title": state.title or ws.tenant, "timezone": state.timezone})
+
+
+__all__ = ["MAX_PAGE"]
