@@ -1,22 +1,47 @@
-"""Operations of one site: status, attempts, errors, the Prefect run, and retry for failed or dead ones."""
+"""Operations of one site: the list, and a page per operation with its events, its Prefect run, and
+retry (failed or dead), cancel and reschedule (scheduled) — each through the same services as the API."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from litestar import Controller, Request, Response, get, post
+from litestar.params import Parameter
 
 from control_plane.auth import Principal
 from control_plane.container import Services
 from control_plane.dashboard.context import site_for
-from control_plane.dashboard.forms import FormData, form_key, new_form_key
-from control_plane.dashboard.views import flash_error, notice, page, see_other, url
+from control_plane.dashboard.forms import FormData, checked, form_key, new_form_key, text
+from control_plane.dashboard.local_time import bounds, parse_local, to_input
+from control_plane.dashboard.views import error_message, flash_error, notice, page, see_other, url
 from control_plane.operations.schemas import OperationStatus
-from tenant_runtime.errors import PressroomError
-from tenant_runtime.operation_states import DEAD, FAILED, STATUSES, TERMINAL
+from control_plane.releases.schemas import Reschedule
+from dispatch.runtime import OperationOut
+from tenant_runtime.errors import InvalidSchedule, PressroomError
+from tenant_runtime.operation_states import DEAD, FAILED, SCHEDULED, STATUSES, TERMINAL
 
 RETRYABLE = frozenset({FAILED, DEAD})
-_LIMIT = 100
+PAGE = 50
+
+
+def events(op: OperationOut) -> list[dict[str, Any]]:
+    """The operation's timeline, oldest first: created, scheduled, each attempt's start and end, finished."""
+    found: list[dict[str, Any]] = [{"at": op.created_at, "what": "created", "detail": f"{op.kind} ({op.workflow})"}]
+    if op.scheduled_for is not None:
+        found.append({"at": op.scheduled_for, "what": "scheduled for", "detail": ""})
+    for attempt in op.attempts:
+        found.append({"at": attempt.started_at, "what": f"attempt {attempt.number} started", "detail": ""})
+        if attempt.finished_at is not None:
+            took = (attempt.finished_at - attempt.started_at).total_seconds()
+            outcome = f"failed at {attempt.step or 'a step'}: {attempt.error}" if attempt.error else "finished"
+            detail = f"{outcome} after {took:.1f} s" + (f" (last step {attempt.step})" if attempt.step else "")
+            found.append({"at": attempt.finished_at, "what": f"attempt {attempt.number} ended", "detail": detail})
+    if op.next_attempt_at is not None and op.status == FAILED:
+        found.append({"at": op.next_attempt_at, "what": "next attempt", "detail": "automatic retry"})
+    if op.finished_at is not None:
+        found.append({"at": op.finished_at, "what": op.status, "detail": ""})
+    found.sort(key=lambda event: event["at"])
+    return found
 
 
 class OperationPages(Controller):
@@ -32,21 +57,36 @@ class OperationPages(Controller):
         signed_in: Principal,
         services: Services,
         status: OperationStatus | None = None,
+        page_number: Annotated[int, Parameter(query="page", ge=1, le=100_000)] = 1,
     ) -> Response[str]:
-        """Newest first; reload to follow a delivery."""
-        rows = services.operations.list(signed_in, tenant, status=status, limit=_LIMIT)
+        """Newest first, a page at a time; the page follows unfinished operations by itself."""
+        rows = services.operations.list(
+            signed_in, tenant, status=status, limit=PAGE + 1, offset=(page_number - 1) * PAGE
+        )
+        keep = f"status={status}&" if status else ""
         return page(
             request,
             "operations.html",
             principal=signed_in,
             site=site_for(services, signed_in, tenant),
-            rows=rows,
+            settings=services.site.settings(signed_in, tenant),
+            rows=rows[:PAGE],
             status_filter=status,
             statuses=STATUSES,
             retryable=RETRYABLE,
             terminal=TERMINAL,
+            live=any(op.status not in TERMINAL and op.status != SCHEDULED for op in rows[:PAGE]),
+            previous=f"?{keep}page={page_number - 1}" if page_number > 1 else None,
+            next=f"?{keep}page={page_number + 1}" if len(rows) > PAGE else None,
             new_form_key=new_form_key,
         )
+
+    @get("/{operation_id:str}", sync_to_thread=True)
+    def operation(
+        self, request: Request[Any, Any, Any], tenant: str, operation_id: str, signed_in: Principal, services: Services
+    ) -> Response[str]:
+        """One operation: its facts, its events, its run in the Prefect UI, and what can be done with it."""
+        return self._detail(request, services, signed_in, tenant, operation_id)
 
     @post("/{operation_id:str}/retry", sync_to_thread=True)
     def retry(
@@ -59,13 +99,114 @@ class OperationPages(Controller):
         services: Services,
     ) -> Response[Any]:
         """Replay a failed or dead operation; completed steps are not redone."""
+        back = text(data, "back") == "operation"
+        target = url("sites", tenant, "operations", operation_id) if back else url("sites", tenant, "operations")
         try:
             outcome = services.operations.retry(signed_in, tenant, operation_id, idempotency_key=form_key(data))
         except PressroomError as exc:
             flash_error(request, exc)
-            return see_other(url("sites", tenant, "operations"))
+            return see_other(target)
         notice(request, f"Operation {operation_id} is {outcome.body['status']} again.")
-        return see_other(url("sites", tenant, "operations"))
+        return see_other(target)
+
+    @post("/{operation_id:str}/cancel", sync_to_thread=True)
+    def cancel(
+        self,
+        request: Request[Any, Any, Any],
+        tenant: str,
+        operation_id: str,
+        data: FormData,
+        signed_in: Principal,
+        services: Services,
+    ) -> Response[Any]:
+        """Cancel a scheduled operation: nothing it would publish changes; its run wakes and ends as a no-op."""
+        try:
+            services.operations.cancel(signed_in, tenant, operation_id, idempotency_key=form_key(data))
+        except PressroomError as exc:
+            flash_error(request, exc)
+            return see_other(url("sites", tenant, "operations", operation_id))
+        notice(request, f"Operation {operation_id} is cancelled: nothing it would have published changes.")
+        return see_other(url("sites", tenant, "operations", operation_id))
+
+    @post("/{operation_id:str}/reschedule", sync_to_thread=True)
+    def reschedule(
+        self,
+        request: Request[Any, Any, Any],
+        tenant: str,
+        operation_id: str,
+        data: FormData,
+        signed_in: Principal,
+        services: Services,
+    ) -> Response[Any]:
+        """Move a scheduled release to another time (a new operation; this one is cancelled)."""
+        at = text(data, "at")
+        settings = services.site.settings(signed_in, tenant)
+        try:
+            when = parse_local(at, settings.timezone)
+            outcome = services.releases.reschedule(
+                signed_in,
+                tenant,
+                operation_id,
+                Reschedule(publish_at=when, confirm=checked(data, "confirm")),
+                idempotency_key=form_key(data),
+            )
+        except InvalidSchedule as exc:
+            return self._detail(request, services, signed_in, tenant, operation_id, at=at, field_error=exc.message)
+        except PressroomError as exc:
+            return self._detail(
+                request,
+                services,
+                signed_in,
+                tenant,
+                operation_id,
+                at=at,
+                errors=[error_message(exc)],
+                status=exc.status,
+            )
+        new_id = outcome.body["operation_id"]
+        notice(request, f"Rescheduled: operation {new_id} replaces {operation_id}.")
+        return see_other(url("sites", tenant, "operations", new_id))
+
+    @staticmethod
+    def _detail(
+        request: Request[Any, Any, Any],
+        services: Services,
+        principal: Principal,
+        tenant: str,
+        operation_id: str,
+        *,
+        at: str | None = None,
+        field_error: str | None = None,
+        errors: list[dict[str, Any]] | None = None,
+        status: int | None = None,
+    ) -> Response[str]:
+        op = services.operations.get(principal, tenant, operation_id)
+        settings = services.site.settings(principal, tenant)
+        release = (
+            services.operations.release_contents(principal, tenant, operation_id) if op.kind == "release" else None
+        )
+        earliest, latest = bounds(settings.timezone)
+        default_at = to_input(op.scheduled_for, settings.timezone) if op.scheduled_for is not None else ""
+        return page(
+            request,
+            "operation.html",
+            status_code=status or (400 if field_error else 200),
+            errors=errors,
+            principal=principal,
+            site=site_for(services, principal, tenant),
+            settings=settings,
+            op=op,
+            release=release,
+            events=events(op),
+            retryable=RETRYABLE,
+            terminal=TERMINAL,
+            live=op.status not in TERMINAL and op.status != SCHEDULED,
+            at=default_at if at is None else at,
+            field_error=field_error,
+            earliest=earliest,
+            latest=latest,
+            form_key=new_form_key(),
+        )
 
 
-__all__ = ["OperationPages"]
+__all__ = ["OperationPages", "events"]

@@ -88,6 +88,8 @@ def page(
     """Render ``dashboard/{template}`` with the session's CSRF token and queued messages."""
     context.setdefault("principal", None)
     context.setdefault("site", None)
+    query = request.url.query
+    context.setdefault("self_url", request.url.path + (f"?{query}" if query else ""))  # what live parts poll
     html = environment.get_template(f"dashboard/{template}").render(
         csrf_token=csrf_token(request.session),
         flashes=[*take_flashes(request.session), *(errors or [])],
@@ -108,6 +110,7 @@ def error_page(status: int, code: str, message: str) -> Response[str]:
         site=None,
         flashes=[],
         csrf_token="",
+        self_url="",
     )
     return Response(html, status_code=status, media_type=MediaType.HTML)
 

@@ -7,7 +7,7 @@ import builtins
 from control_plane.auth import Principal
 from control_plane.commands import Command, CommandGate
 from control_plane.db.models import Tenant
-from dispatch.runtime import CommandResult, OperationOut, RuntimeClient
+from dispatch.runtime import CommandResult, OperationOut, ReleaseContents, RuntimeClient
 from dispatch.runtime import messages as m
 
 
@@ -27,6 +27,10 @@ class OperationService:
     def get(self, principal: Principal, tenant: str, operation_id: str) -> OperationOut:
         """One operation with its attempts and a link to its Prefect run."""
         return self.runtime.operation(tenant, self.gate.reader(principal, tenant), operation_id)
+
+    def release_contents(self, principal: Principal, tenant: str, operation_id: str) -> ReleaseContents:
+        """What a release operation publishes (its documents with their titles, resources and theme)."""
+        return self.runtime.release_contents(tenant, self.gate.reader(principal, tenant), operation_id)
 
     def retry(
         self, principal: Principal, tenant: str, operation_id: str, *, idempotency_key: str | None = None

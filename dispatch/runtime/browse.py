@@ -8,13 +8,21 @@ from sqlmodel import Session
 from dispatch.runtime import messages as m
 from dispatch.runtime.handlers import Effect, command, query
 from dispatch.runtime.reads import document_out, operation_out
-from dispatch.runtime.views import DeliveryOut, DocumentPage, DocumentRow, RevisionOut, SiteSettingsOut
+from dispatch.runtime.views import (
+    DeliveryOut,
+    DocumentPage,
+    DocumentRow,
+    ReleaseContents,
+    ReleaseItem,
+    RevisionOut,
+    SiteSettingsOut,
+)
 from dispatch.settings import DispatchSettings
 from tenant_runtime import queries
 from tenant_runtime.actions.site import configure_site
 from tenant_runtime.ids import as_utc
 from tenant_runtime.operation_states import CANCELLED, DEAD, FAILED, SCHEDULED, SUCCEEDED, SUPERSEDED
-from tenant_runtime.workspace import Actor, Workspace
+from tenant_runtime.workspace import Actor, Document, Workspace
 
 MAX_PAGE = 200
 
@@ -79,6 +87,27 @@ def _delivery(tx: Session, ws: Workspace, q: m.GetDocumentDelivery, dispatch: Di
     else:  # queued or delivering: public through live rendering, the static render and purges follow
         state = "rendering" if published else "unpublishing"
     return DeliveryOut(state=state, operation=out)
+
+
+@query(m.GetReleaseContents)
+def _release(tx: Session, ws: Workspace, q: m.GetReleaseContents, dispatch: DispatchSettings) -> ReleaseContents:
+    parameters = queries.get_operation(tx, q.operation_id).parameters
+    items = []
+    for item in parameters.get("documents") or ():
+        document = tx.get(Document, item.get("document_id"))
+        items.append(
+            ReleaseItem(
+                document_id=str(item.get("document_id")),
+                version=int(item.get("version") or 0),
+                title=document.title if document is not None else None,
+            )
+        )
+    return ReleaseContents(
+        documents=items,
+        navigation_version=parameters.get("navigation_version"),
+        redirects_version=parameters.get("redirects_version"),
+        theme=parameters.get("theme"),
+    )
 
 
 @query(m.GetSiteSettings)

@@ -18,6 +18,7 @@ from dispatch.runtime.views import (
     DocumentOut,
     DocumentPage,
     OperationOut,
+    ReleaseContents,
     ResourceOut,
     RevisionOut,
     SiteSettingsOut,
@@ -102,6 +103,10 @@ class RuntimeClient:
 
     def delivery(self, tenant: str, actor: m.ActorRef, document_id: str) -> DeliveryOut:
         result: DeliveryOut = self.transport.query(tenant, actor, m.GetDocumentDelivery(document_id=document_id))
+        return result
+
+    def release_contents(self, tenant: str, actor: m.ActorRef, operation_id: str) -> ReleaseContents:
+        result: ReleaseContents = self.transport.query(tenant, actor, m.GetReleaseContents(operation_id=operation_id))
         return result
 
     def site_settings(self, tenant: str, actor: m.ActorRef) -> SiteSettingsOut:

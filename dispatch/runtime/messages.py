@@ -176,6 +176,12 @@ class GetSiteSettings(Message, frozen=True):
     pass
 
 
+class GetReleaseContents(Message, frozen=True):
+    """What a release operation publishes: document versions (with titles), resource versions, theme."""
+
+    operation_id: str
+
+
 class ConfigureSite(Message, frozen=True):
     title: str | None = None
     timezone: str | None = None
@@ -206,6 +212,7 @@ __all__ = [
     "GetDocumentDelivery",
     "GetFigures",
     "GetOperation",
+    "GetReleaseContents",
     "GetRevision",
     "GetSiteResource",
     "GetSiteSettings",

@@ -119,6 +119,19 @@ class DeliveryOut(msgspec.Struct):
     operation: OperationOut | None = None
 
 
+class ReleaseItem(msgspec.Struct):
+    document_id: str
+    version: int
+    title: str | None  # None: the document no longer exists
+
+
+class ReleaseContents(msgspec.Struct):
+    documents: list[ReleaseItem]
+    navigation_version: int | None = None
+    redirects_version: int | None = None
+    theme: str | None = None
+
+
 class SiteSettingsOut(msgspec.Struct):
     title: str
     timezone: str
@@ -140,6 +153,8 @@ __all__ = [
     "DocumentPage",
     "DocumentRow",
     "OperationOut",
+    "ReleaseContents",
+    "ReleaseItem",
     "ResourceOut",
     "RevisionOut",
     "SiteSettingsOut",

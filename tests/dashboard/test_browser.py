@@ -65,10 +65,11 @@ def _write_and_publish(page: Page, title: str, slug: str, body: str, *, screensh
     if screenshots:
         _shot(page, "confirm")
     page.click("button:has-text('Publish')")
-    expect(page.locator("h1")).to_have_text("Operations")
+    expect(page.locator("h1")).to_have_text(title)  # back on the document, its rendering indicator live
     expect(page.locator(".flash-success")).to_contain_text("Publish requested")
-    operation_id = page.locator("tbody tr").first.get_attribute("id")
-    assert operation_id is not None
+    link = page.locator("#delivery a").get_attribute("href") or ""
+    operation_id = link.rsplit("/", 1)[-1]
+    assert operation_id.startswith("op_"), link
     return operation_id
 
 
@@ -90,7 +91,14 @@ def test_an_editor_publishes_a_post_from_the_dashboard(chromium: Browser, live_d
             "We are **live**.\n\n- fast\n- offline\n\n<script>alert('x')</script>",
             screenshots=True,
         )
-        _reload_until_status(page, operation_id, "succeeded")
+        # The indicator flips to published by itself (htmx polling): the page is never reloaded.
+        page.evaluate("window.notReloaded = true")
+        expect(page.locator("#delivery")).to_have_attribute("data-state", "published", timeout=60_000)
+        expect(page.locator("#delivery")).to_contain_text("cache was purged")
+        assert page.evaluate("window.notReloaded === true")
+        _shot(page, "document-published")
+
+        page.click("nav >> text=Operations")
         run_link = page.locator(f'tr[id="{operation_id}"] a:has-text("Prefect run")')
         assert (run_link.get_attribute("href") or "").startswith(room.settings.dispatch.ui_url + "/runs/flow-run/")
         _shot(page, "operations")
@@ -124,6 +132,8 @@ def test_a_dead_delivery_shows_its_error_and_the_retry_button_finishes_it(
     try:
         _sign_in(page, live_dashboard, acme.token)
         operation_id = _write_and_publish(page, "Flaky home", "flaky", "Body")
+        expect(page.locator("#delivery")).to_have_attribute("data-state", "failed", timeout=60_000)
+        page.click("nav >> text=Operations")
         _reload_until_status(page, operation_id, "dead")
         row = page.locator(f'tr[id="{operation_id}"]')
         expect(row.locator("td.error")).to_contain_text("permanent_failure")
