@@ -75,7 +75,7 @@ def preview(services: Services, principal: Principal, tenant: str, picked: Picke
     for document_id, version in picked.documents:
         try:
             doc = services.documents.get(principal, tenant, document_id)
-            after = services.documents.revision(principal, tenant, document_id, version)
+            after = services.revisions.get(principal, tenant, document_id, version)
         except NotFound:
             changes.append(Change("document", document_id, warning="This document or version no longer exists."))
             continue
@@ -87,7 +87,7 @@ def preview(services: Services, principal: Principal, tenant: str, picked: Picke
             )
         before = None
         if doc.status == "published" and doc.published_version is not None:
-            before = services.documents.revision(principal, tenant, document_id, doc.published_version)
+            before = services.revisions.get(principal, tenant, document_id, doc.published_version)
         change.new = before is None
         pairs = [
             ("version", str(before.version) if before else "not public", str(version)),
@@ -96,7 +96,7 @@ def preview(services: Services, principal: Principal, tenant: str, picked: Picke
             ("kind", before.kind if before else "—", after.kind),
         ]
         change.fields = [(name, b, a) for name, b, a in pairs if b != a]
-        change.diff = body_diff(before.body if before else "", after.body)
+        change.diff = body_diff(before.body or "" if before else "", after.body or "")
         changes.append(change)
     for name, wanted in (("navigation", picked.navigation_version), ("redirects", picked.redirects_version)):
         if wanted is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from control_plane.auth import Principal
 from control_plane.commands import Command, CommandGate
 from control_plane.documents.schemas import DocumentCreate, DocumentUpdate
-from dispatch.runtime import CommandResult, DeliveryOut, DocumentOut, DocumentPage, RevisionOut, RuntimeClient
+from dispatch.runtime import CommandResult, DeliveryOut, DocumentOut, DocumentPage, RuntimeClient
 from dispatch.runtime import messages as m
 
 
@@ -47,10 +47,6 @@ class DocumentService:
         scheduled), with the total."""
         find = m.FindDocuments(q=q, status=status, kind=kind, limit=limit, offset=offset)
         return self.runtime.find_documents(tenant, self.gate.reader(principal, tenant), find)
-
-    def revision(self, principal: Principal, tenant: str, document_id: str, version: int) -> RevisionOut:
-        """The document as it was at ``version``."""
-        return self.runtime.revision(tenant, self.gate.reader(principal, tenant), document_id, version)
 
     def delivery(self, principal: Principal, tenant: str, document_id: str) -> DeliveryOut:
         """Where the document stands on the public site (its newest operation, and whether it landed)."""

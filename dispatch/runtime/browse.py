@@ -1,4 +1,4 @@
-"""The dashboard's reads (searchable pages of documents, revisions, a document's delivery, site settings)
+"""The dashboard's reads (searchable pages of documents, a document's delivery, a release's contents, site settings)
 and the site-settings command, as one runtime area."""
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from dispatch.runtime.views import (
     DocumentRow,
     ReleaseContents,
     ReleaseItem,
-    RevisionOut,
     SiteSettingsOut,
 )
 from dispatch.settings import DispatchSettings
@@ -50,19 +49,6 @@ def _find(tx: Session, ws: Workspace, q: m.FindDocuments, dispatch: DispatchSett
             )
         )
     return DocumentPage(items=rows, total=total)
-
-
-@query(m.GetRevision)
-def _revision(tx: Session, ws: Workspace, q: m.GetRevision, dispatch: DispatchSettings) -> RevisionOut:
-    revision = queries.get_revision(tx, q.document_id, q.version)
-    return RevisionOut(
-        document_id=revision.document_id,
-        version=revision.version,
-        slug=revision.slug,
-        title=revision.title,
-        body=revision.body,
-        kind=revision.kind,
-    )
 
 
 @query(m.GetDocumentDelivery)

@@ -20,7 +20,6 @@ from dispatch.runtime.views import (
     OperationOut,
     ReleaseContents,
     ResourceOut,
-    RevisionOut,
     SiteSettingsOut,
     TenantFigures,
     WebhookOut,
@@ -93,12 +92,6 @@ class RuntimeClient:
 
     def find_documents(self, tenant: str, actor: m.ActorRef, find: m.FindDocuments) -> DocumentPage:
         result: DocumentPage = self.transport.query(tenant, actor, find)
-        return result
-
-    def revision(self, tenant: str, actor: m.ActorRef, document_id: str, version: int) -> RevisionOut:
-        result: RevisionOut = self.transport.query(
-            tenant, actor, m.GetRevision(document_id=document_id, version=version)
-        )
         return result
 
     def delivery(self, tenant: str, actor: m.ActorRef, document_id: str) -> DeliveryOut:

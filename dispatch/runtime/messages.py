@@ -161,11 +161,6 @@ class FindDocuments(Message, frozen=True):
     offset: int = 0
 
 
-class GetRevision(Message, frozen=True):
-    document_id: str
-    version: int
-
-
 class GetDocumentDelivery(Message, frozen=True):
     """Where a document stands on the public site: its newest operation and whether it has landed."""
 
@@ -213,7 +208,6 @@ __all__ = [
     "GetFigures",
     "GetOperation",
     "GetReleaseContents",
-    "GetRevision",
     "GetSiteResource",
     "GetSiteSettings",
     "ListDocuments",

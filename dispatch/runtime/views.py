@@ -99,15 +99,6 @@ class DocumentPage(msgspec.Struct):
     total: int
 
 
-class RevisionOut(msgspec.Struct):
-    document_id: str
-    version: int
-    slug: str
-    title: str
-    body: str
-    kind: str
-
-
 class DeliveryOut(msgspec.Struct):
     """Where a document stands on the public site.
 
@@ -156,7 +147,6 @@ __all__ = [
     "ReleaseContents",
     "ReleaseItem",
     "ResourceOut",
-    "RevisionOut",
     "SiteSettingsOut",
     "TenantFigures",
     "WebhookOut",
