@@ -13,6 +13,7 @@ from control_plane.commands import CommandGate
 from control_plane.db.engine import make_engine, upgrade
 from control_plane.documents.services import DocumentService
 from control_plane.operations.services import OperationService
+from control_plane.placement import PlacementService, ShardRouter
 from control_plane.releases.services import ReleaseService
 from control_plane.settings import Settings
 from control_plane.site.services import SiteService
@@ -22,7 +23,8 @@ from control_plane.webhooks.services import WebhookService
 from dispatch.prefect_gateway import PrefectGateway
 from dispatch.prefect_port import PrefectPort
 from dispatch.relay import Relay
-from dispatch.runtime import InProcessRuntime, RelayHandoff, RuntimeClient
+from dispatch.runtime import InProcessRuntime, RelayHandoff, RuntimeClient, RuntimeTransport
+from dispatch.runtime.http_transport import HttpRuntime
 from tenant_runtime.workspace import WorkspaceFactory
 
 
@@ -32,8 +34,10 @@ class Services:
     engine: Engine
     tokens: TokenService
     prefect: PrefectPort  # the control plane's own calls (queues, late runs, run details)
-    handoff: RelayHandoff  # committed work goes to the relay here, and only here
-    runtime: RuntimeClient  # every call into a tenant's data
+    handoff: RelayHandoff  # committed work of the in-process shard goes to the relay here, and only here
+    runtime: RuntimeClient  # every call into a tenant's data, routed to the tenant's shard
+    router: ShardRouter
+    placement: PlacementService
     tenants: TenantService
     gate: CommandGate
     documents: DocumentService
@@ -63,16 +67,34 @@ class Services:
         tokens = TokenService(engine)
         if settings.control_plane.operator_token is not None:
             tokens.ensure_operator_token(settings.control_plane.operator_token.get_secret_value())
-        factory = factory or WorkspaceFactory(settings.runtime)
         prefect = prefect or PrefectGateway(settings.dispatch)
-        # The relay runs on the hand-off's own thread and loop, so it gets a client of its own.
-        relay_port = relay_prefect or PrefectGateway(settings.dispatch)
-        relay = Relay(factory, relay_port, settings.dispatch.coalescing)
-        handoff = RelayHandoff(relay.relay_tenant, close=relay_port.close)
-        runtime = RuntimeClient(InProcessRuntime(factory, settings.dispatch, handoff))
+        transports: dict[str, RuntimeTransport] = {}
+        remotes: dict[str, HttpRuntime] = {}
+        handoff = RelayHandoff(_nothing_to_relay)
+        for name, target in settings.control_plane.shards.items():
+            if target.url is not None and target.secret is not None:
+                remotes[name] = HttpRuntime(
+                    name,
+                    target.url,
+                    target.secret.get_secret_value(),
+                    timeout=settings.control_plane.runtime_timeout_seconds,
+                )
+                transports[name] = remotes[name]
+                continue
+            # The shard that runs in this process (the embedded stack): the only one whose workspaces we open.
+            factory = factory or WorkspaceFactory(settings.runtime)
+            # The relay runs on the hand-off's own thread and loop, so it gets a client of its own.
+            relay_port = relay_prefect or PrefectGateway(settings.dispatch)
+            relay = Relay(factory, relay_port, settings.dispatch.coalescing)
+            handoff = RelayHandoff(relay.relay_tenant, close=relay_port.close)
+            transports[name] = InProcessRuntime(factory, settings.dispatch, handoff)
+        router = ShardRouter(engine, transports, settings.control_plane.default_shard)
+        placement = PlacementService(engine, router, remotes, drain_seconds=settings.control_plane.move_drain_seconds)
+        runtime = RuntimeClient(router)
         tenants = TenantService(
             engine,
             runtime,
+            placement,
             prefect,
             settings.dispatch,
             site_url=settings.runtime.site_url,
@@ -86,6 +108,8 @@ class Services:
             prefect=prefect,
             handoff=handoff,
             runtime=runtime,
+            router=router,
+            placement=placement,
             tenants=tenants,
             gate=gate,
             documents=DocumentService(gate, runtime),
@@ -101,6 +125,13 @@ class Services:
         """Finish handing off committed work, then close the Prefect clients."""
         await asyncio.to_thread(self.handoff.close)
         await self.prefect.close()
+        for remote in self.placement.remotes.values():
+            remote.close()
+
+
+async def _nothing_to_relay(tenant: str) -> int:
+    """The hand-off of a control plane without an in-process shard: its runtimes relay their own work."""
+    return 0
 
 
 __all__ = ["Services"]

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import NoDecode
 
 from dispatch.settings import DispatchSettings
@@ -16,6 +16,31 @@ from tenant_runtime.settings import RuntimeSettings
 
 Port = Annotated[int, Field(gt=0, lt=65536)]
 MIN_SESSION_SECRET = 16
+
+
+SHARD_NAME = r"^[a-z][a-z0-9-]{0,38}$"
+
+
+class ShardTarget(BaseModel):
+    """Where a shard's runtime is: ``url`` None runs it in this process (the embedded stack)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    url: str | None = None
+    secret: SecretStr | None = None
+
+    @field_validator("url")
+    @classmethod
+    def _http(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError(f"a shard's url must be http(s), got {value!r}")
+        return value.rstrip("/") if value is not None else None
+
+    @model_validator(mode="after")
+    def _credential(self) -> ShardTarget:
+        if self.url is not None and (self.secret is None or len(self.secret.get_secret_value()) < MIN_SESSION_SECRET):
+            raise ValueError(f"a remote shard needs a secret of at least {MIN_SESSION_SECRET} characters")
+        return self
 
 
 class ControlPlaneSettings(PressroomSettings):
@@ -39,6 +64,12 @@ class ControlPlaneSettings(PressroomSettings):
     # Dashboard cookies: encrypted under this secret (random per process when unset), Secure behind TLS.
     session_secret: SecretStr | None = None
     session_cookie_secure: bool = False
+    # Tenant runtimes by shard (JSON: {"name": {"url", "secret"}}); a shard without url runs in this process.
+    shards: dict[str, ShardTarget] = Field(default_factory=lambda: {"default": ShardTarget()})
+    default_shard: str = "default"  # where new tenants are placed
+    runtime_timeout_seconds: float = Field(30.0, gt=0, le=600)
+    # How long a move waits for the tenant's commands and runs in flight before calling itself off.
+    move_drain_seconds: float = Field(60.0, gt=0, le=600)
 
     @field_validator("log_level", mode="before")
     @classmethod
@@ -62,6 +93,26 @@ class ControlPlaneSettings(PressroomSettings):
         if value is not None and len(value.get_secret_value()) < MIN_SESSION_SECRET:
             raise ValueError(f"must be at least {MIN_SESSION_SECRET} characters")
         return value
+
+    @field_validator("shards")
+    @classmethod
+    def _shard_names(cls, value: dict[str, ShardTarget]) -> dict[str, ShardTarget]:
+        import re
+
+        if not value:
+            raise ValueError("at least one shard is needed")
+        for name in value:
+            if not re.match(SHARD_NAME, name):
+                raise ValueError(f"shard names match {SHARD_NAME}, got {name!r}")
+        if sum(1 for target in value.values() if target.url is None) > 1:
+            raise ValueError("at most one shard runs in this process (the others need a url)")
+        return value
+
+    @model_validator(mode="after")
+    def _default_shard_known(self) -> ControlPlaneSettings:
+        if self.default_shard not in self.shards:
+            raise ValueError(f"PRESSROOM_DEFAULT_SHARD: {self.default_shard!r} is not one of PRESSROOM_SHARDS")
+        return self
 
     @property
     def log_json(self) -> bool:
@@ -96,4 +147,4 @@ class Settings:
         return url if url is not None else f"sqlite:///{self.runtime.data_dir / 'control-plane.db'}"
 
 
-__all__ = ["ControlPlaneSettings", "Settings"]
+__all__ = ["ControlPlaneSettings", "Settings", "ShardTarget"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import Field, model_validator
+from pydantic import Field, SecretStr, model_validator
 
 from tenant_runtime.actions.outbox import Coalescing
 from tenant_runtime.config import PressroomSettings
@@ -61,4 +61,15 @@ class DispatchSettings(PressroomSettings):
         return float(min(self.retry_cap_seconds, self.retry_base_seconds * (2 ** max(0, retry - 1))))
 
 
-__all__ = ["DispatchSettings"]
+class ShardRuntimeSettings(PressroomSettings):
+    """``pressroom runtime --shard NAME``: where its internal API listens and the one credential it accepts."""
+
+    runtime_host: str = "127.0.0.1"
+    runtime_port: int = Field(8100, gt=0, lt=65536)
+    # The shard's bearer secret; the control plane holds the same one in PRESSROOM_SHARDS.
+    runtime_secret: SecretStr | None = None
+    # Whether this runtime also runs platform runs (nightly fan-outs); one runtime of the install should.
+    runtime_platform: bool = False
+
+
+__all__ = ["DispatchSettings", "ShardRuntimeSettings"]

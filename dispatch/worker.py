@@ -13,6 +13,7 @@ import contextlib
 import os
 from collections import Counter, OrderedDict
 from collections.abc import Coroutine
+from collections.abc import Set as AbstractSet
 from functools import partial
 from typing import Any, TypeVar
 from uuid import UUID
@@ -56,23 +57,30 @@ class RuntimeWorker:
         factory: WorkspaceFactory,
         gateway: PrefectGateway,
         *,
-        tenants: frozenset[str] | None = None,
+        tenants: AbstractSet[str] | None = None,
         platform: bool | None = None,
     ) -> None:
         self.settings = settings
         self.factory = factory
         self.gateway = gateway
+        # None: every tenant of the data directory. A shard's runtime passes its live ``ShardTenants``:
+        # membership decides what it may claim, iteration (which leaves out draining tenants) what it polls.
         self.tenants = tenants
         # Platform runs (nightly fan-outs) go to the worker of every tenant unless told otherwise.
         self.platform = tenants is None if platform is None else platform
         self.relay = Relay(factory, gateway, settings.coalescing)
         self.sync = OperationSync(factory, settings)
         self._running: dict[UUID, asyncio.Task[None]] = {}
+        self._running_queues: dict[UUID, str] = {}
         self._last_sweep = 0.0
         self._quiet: dict[str, tuple[int, int]] = {}
 
     def serves(self, tenant: str) -> bool:
         return self.tenants is None or tenant in self.tenants
+
+    def busy(self, tenant: str) -> bool:
+        """Whether a flow run of ``tenant`` is running here (safe to ask from another thread)."""
+        return self.settings.queue_for(tenant) in list(self._running_queues.values())
 
     async def run(self, stop: asyncio.Event) -> None:
         """Poll until ``stop`` is set, then let running flows finish.
@@ -119,7 +127,10 @@ class RuntimeWorker:
 
     def _tenant_list(self) -> list[str]:
         tenants = list_tenants(self.factory.settings)
-        return [t for t in tenants if self.serves(t)]
+        if self.tenants is None:
+            return tenants
+        live = set(self.tenants)  # a draining tenant is neither swept nor polled
+        return [t for t in tenants if t in live]
 
     async def drain(self, grace: float | None = None) -> None:
         """Let running flows finish; after ``grace`` seconds cancel the rest.
@@ -148,15 +159,23 @@ class RuntimeWorker:
             queue_names = sorted(self.settings.queue_for(t) for t in self.tenants)
             if self.platform:
                 queue_names.append(self.settings.platform_queue)
+            if not queue_names:
+                return 0  # no queue at all is not "every queue"
         started = 0
         for flow_run in _round_robin(await self.gateway.due_runs(queue_names)):
             if flow_run.work_queue_name == self.settings.platform_queue and not self.platform:
                 continue
             if started >= free:
                 break
-            if flow_run.id in self._running:
+            if flow_run.id in self._running or flow_run.id in self._running_queues:
                 continue
+            queue = flow_run.work_queue_name or ""
+            if queue_names is not None and queue not in self._queues_now():
+                continue  # its tenant started draining since the poll: leave the run for the next holder
+            # Counted as busy before it is taken, so a drain that starts meanwhile waits for it.
+            self._running_queues[flow_run.id] = queue
             if not await self._take(flow_run.id):
+                self._running_queues.pop(flow_run.id, None)
                 continue
             task = asyncio.create_task(self._execute(flow_run))
             self._running[flow_run.id] = task
@@ -164,8 +183,15 @@ class RuntimeWorker:
             started += 1
         return started
 
+    def _queues_now(self) -> set[str]:
+        queues = {self.settings.queue_for(t) for t in self.tenants or ()}
+        if self.platform:
+            queues.add(self.settings.platform_queue)
+        return queues
+
     def _forget(self, flow_run_id: UUID, _task: asyncio.Task[None]) -> None:
         self._running.pop(flow_run_id, None)
+        self._running_queues.pop(flow_run_id, None)
 
     async def _take(self, flow_run_id: UUID) -> bool:
         """Scheduled → Pending; another worker or a queue limit may say no."""

@@ -12,6 +12,7 @@ tree to ``{"error": {"code", "message", "details"}}`` in one place.
     │   └── InvalidSchedule             400 invalid_schedule
     ├── Unauthorized                    401 unauthorized
     ├── Forbidden                       403 forbidden
+    │   └── NotOnShard                  403 tenant_not_on_shard (a runtime asked about another shard's tenant)
     ├── NotFound                        404 not_found
     ├── Conflict                        409 conflict
     │   ├── VersionConflict             409 version_conflict
@@ -22,6 +23,8 @@ tree to ``{"error": {"code", "message", "details"}}`` in one place.
     ├── TenantSuspended                 423 tenant_suspended
     ├── QuotaExceeded                   429 quota_exceeded
     ├── Unavailable                     503 unavailable
+    │   └── RuntimeUnavailable          503 runtime_unavailable (Retry-After: details.retry_after)
+    │       └── TenantMoving            503 tenant_moving (Retry-After: details.retry_after)
     └── Permanent                       422 permanent_failure (flows: never retried)
         └── ClaimRejected               422 claim_rejected
 """
@@ -76,6 +79,10 @@ class Forbidden(PressroomError):
     status = 403
 
 
+class NotOnShard(Forbidden):
+    code = "tenant_not_on_shard"
+
+
 class NotFound(PressroomError):
     code = "not_found"
     status = 404
@@ -122,6 +129,21 @@ class Unavailable(PressroomError):
     status = 503
 
 
+class RuntimeUnavailable(Unavailable):
+    """The tenant's runtime cannot be reached: nothing was done; ``details["retry_after"]`` says when to retry."""
+
+    code = "runtime_unavailable"
+
+    def __init__(self, message: str, *, details: dict[str, Any] | None = None, code: str | None = None) -> None:
+        super().__init__(message, details={"retry_after": 5, **(details or {})}, code=code)
+
+
+class TenantMoving(RuntimeUnavailable):
+    """The tenant is being moved to another shard: commands wait until it has arrived."""
+
+    code = "tenant_moving"
+
+
 class Permanent(PressroomError):
     """A failure that would only fail again: flows never retry it."""
 
@@ -146,10 +168,13 @@ __all__ = [
     "InvalidSchedule",
     "InvalidSlug",
     "NotFound",
+    "NotOnShard",
     "PayloadTooLarge",
     "Permanent",
     "PressroomError",
     "QuotaExceeded",
+    "RuntimeUnavailable",
+    "TenantMoving",
     "TenantSuspended",
     "Unauthorized",
     "Unavailable",

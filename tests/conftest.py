@@ -10,4 +10,5 @@ pytest_plugins = [
     "tests.fixtures.varnish",
     "tests.fixtures.helm",
     "tests.fixtures.webhook_receiver",
+    "tests.fixtures.shards",
 ]

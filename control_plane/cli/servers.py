@@ -1,4 +1,4 @@
-"""``pressroom up|serve|site|worker|migrate``: the stack and each of its servers."""
+"""``pressroom up|serve|site|worker|runtime|migrate``: the stack and each of its servers."""
 
 from __future__ import annotations
 
@@ -110,6 +110,28 @@ def worker(
             await RuntimeWorker(settings.dispatch, factory, gateway, tenants=tenants, platform=platform).run(stop)
 
     asyncio.run(main())
+
+
+@app.command()
+def runtime(
+    shard: Annotated[str, typer.Option("--shard", help="The shard this runtime serves (its tenants, its queues).")],
+    host: Annotated[str | None, typer.Option()] = None,
+    port: Annotated[int | None, typer.Option()] = None,
+) -> None:
+    """Run a shard's tenant runtime: its internal API (PRESSROOM_RUNTIME_SECRET) and its tenants' worker."""
+    from dispatch.runtime.process import serve_shard
+    from dispatch.settings import ShardRuntimeSettings
+    from tenant_runtime.config import SettingsError
+
+    settings = settings_from_env()
+    logging_from(settings)
+    overrides = {k: v for k, v in {"runtime_host": host, "runtime_port": port}.items() if v is not None}
+    try:
+        server = ShardRuntimeSettings.from_env(None, **overrides)
+        asyncio.run(serve_shard(shard, settings.runtime, settings.dispatch, server))
+    except SettingsError as exc:
+        console.print(f"error: {exc}", markup=False)
+        raise typer.Exit(2) from None
 
 
 @app.command("migrate")

@@ -73,3 +73,12 @@ class OperatorAudit(ControlPlaneModel, table=True):
     object_id: str = Field(max_length=80)
     data: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     created_at: datetime = Field(default_factory=utcnow, index=True)
+
+
+class Placement(ControlPlaneModel, table=True):
+    """Which shard's runtime holds a tenant; ``moving_to`` is set while an operator move is under way."""
+
+    tenant: str = Field(primary_key=True, max_length=39)
+    shard: str = Field(index=True, max_length=39)
+    moving_to: str | None = Field(default=None, max_length=39)
+    updated_at: datetime = Field(default_factory=utcnow)

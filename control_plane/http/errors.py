@@ -18,7 +18,7 @@ from litestar.openapi.spec import Reference, SecurityScheme
 from litestar.routes import HTTPRoute
 
 from control_plane.http.schemas import ErrorBody
-from tenant_runtime.errors import PressroomError, QuotaExceeded
+from tenant_runtime.errors import PressroomError, QuotaExceeded, RuntimeUnavailable
 
 log = structlog.get_logger("pressroom.http")
 
@@ -50,7 +50,7 @@ def _error(
 
 def pressroom_error(_: Request[Any, Any, Any], exc: PressroomError) -> Response[dict[str, Any]]:
     headers = None
-    if isinstance(exc, QuotaExceeded):
+    if isinstance(exc, QuotaExceeded | RuntimeUnavailable):
         headers = {"Retry-After": str(exc.details.get("retry_after", 60))}
     if exc.status >= 500:
         log.error("request.failed", code=exc.code, message=exc.message)
@@ -104,11 +104,12 @@ _DESCRIPTIONS = {
     415: "The request body is not declared as JSON",
     423: "The tenant is suspended",
     429: "The tenant's quota is spent (see Retry-After)",
-    503: "Prefect is unreachable; nothing was changed",
+    503: "Prefect or the site's runtime is unreachable, or the site is moving; nothing changed (see Retry-After)",
 }
-READ_ERRORS = (400, 401, 403, 404)
+# Every tenant read and command may find the tenant's runtime down or the tenant moving (503).
+READ_ERRORS = (400, 401, 403, 404, 503)
 WRITE_ERRORS = (*READ_ERRORS, 409, 413, 415, 423, 429)  # tenant commands: the command layer's answers
-OPERATOR_WRITE_ERRORS = (*READ_ERRORS, 409, 413, 415, 503)  # operator writes may need Prefect
+OPERATOR_WRITE_ERRORS = (*READ_ERRORS, 409, 413, 415)  # operator writes may need Prefect
 
 
 def error_responses(*statuses: int) -> dict[int, ResponseSpec]:

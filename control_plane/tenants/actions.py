@@ -4,6 +4,7 @@ Dotted action names, kept in the control-plane database (``operator_audit``)
 and readable through ``GET /ops/audit``:
 
     tenant.create  tenant.suspend  tenant.resume  tenant.quota.set
+    tenant.move.start  tenant.move  tenant.move.failed  (control_plane.placement)
     token.issue    token.operator.issue
 """
 
@@ -29,6 +30,11 @@ def _operator(principal: Principal) -> str:
     if not principal.is_operator:
         raise Forbidden("Only an operator may do this.")
     return f"operator:{principal.token_id}"
+
+
+def operator_actor(principal: Principal) -> str:
+    """The audit name of an operator (``operator:<token id>``); anyone else is refused."""
+    return _operator(principal)
 
 
 def record(
@@ -143,6 +149,7 @@ __all__ = [
     "create_tenant",
     "issue_member_token",
     "issue_operator_token",
+    "operator_actor",
     "record",
     "set_quota",
     "set_status",

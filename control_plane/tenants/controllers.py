@@ -13,10 +13,12 @@ from control_plane.http.errors import error_responses
 from control_plane.http.guards import operator_only
 from control_plane.http.responses import respond
 from control_plane.operations.schemas import OperationStatus
+from control_plane.placement.services import MoveOut, ShardOut
 from control_plane.tenants.schemas import (
     AuditOut,
     QuotaUpdate,
     TenantCreate,
+    TenantMove,
     TenantOut,
     TenantStatus,
     TokenCreate,
@@ -40,14 +42,15 @@ class OperatorController(Controller):
     @post("/tenants", status_code=201)
     async def create_tenant(self, data: TenantCreate, principal: Principal, services: Services) -> TenantOut:
         """Create a tenant: its row, its workspace database and its delivery queue."""
-        return await services.tenants.create(principal, data.slug, data.name)
+        return await services.tenants.create(principal, data.slug, data.name, shard=data.shard)
 
     @get("/tenants", sync_to_thread=True)
     def list_tenants(
         self, principal: Principal, services: Services, status: TenantStatus | None = None
     ) -> list[TenantOut]:
-        """Every tenant."""
-        return [services.tenants.out(t) for t in services.tenants.list(status=status)]
+        """Every tenant, with its shard."""
+        shards = services.placement.shards_of()
+        return [services.tenants.out(t, shards.get(t.slug)) for t in services.tenants.list(status=status)]
 
     @get("/tenants/{slug:str}")
     async def read_tenant(self, slug: str, principal: Principal, services: Services) -> TenantOut:
@@ -73,6 +76,16 @@ class OperatorController(Controller):
     def issue_token(self, slug: str, data: TokenCreate, principal: Principal, services: Services) -> TokenOut:
         """A member token with a role; shown once, stored hashed."""
         return services.tenants.issue_token(principal, slug, data.role, data.name)
+
+    @post("/tenants/{slug:str}/move", sync_to_thread=True, status_code=200)
+    def move(self, slug: str, data: TenantMove, principal: Principal, services: Services) -> MoveOut:
+        """Move the tenant to another shard: drain, hand over, resume (its commands answer 503 meanwhile)."""
+        return services.placement.move_confirmed(principal, slug, data.to, confirm=data.confirm)
+
+    @get("/shards", sync_to_thread=True)
+    def shards(self, principal: Principal, services: Services) -> list[ShardOut]:
+        """Every shard: its transport, how many tenants it holds, whether its runtime answers."""
+        return services.placement.shards(probe=True)
 
     @post("/tenants/{slug:str}/seed", sync_to_thread=True, status_code=202, responses=error_responses(423, 429))
     def seed(self, slug: str, principal: Principal, services: Services) -> Response[dict[str, Any]]:

@@ -16,6 +16,8 @@ TenantStatus = Literal["active", "suspended"]
 class TenantCreate(msgspec.Struct, forbid_unknown_fields=True):
     slug: Annotated[str, Meta(min_length=2, max_length=39, pattern=r"^[a-z][a-z0-9-]{1,38}$")]
     name: Annotated[str, Meta(min_length=1, max_length=200, pattern=VISIBLE_TEXT)]
+    # The shard whose runtime will hold it; None: the default shard.
+    shard: Annotated[str, Meta(min_length=1, max_length=39, pattern=r"^[a-z][a-z0-9-]{0,38}$")] | None = None
 
     def __post_init__(self) -> None:
         reject_control("name", self.name)
@@ -45,6 +47,13 @@ class TenantOut(msgspec.Struct):
     late_runs: int | None = None
     late_by_seconds: float | None = None
     prefect: str | None = None
+    shard: str | None = None  # the shard whose runtime holds the tenant
+    moving_to: str | None = None  # set while an operator moves it
+
+
+class TenantMove(msgspec.Struct, forbid_unknown_fields=True):
+    to: Annotated[str, Meta(min_length=1, max_length=39, pattern=r"^[a-z][a-z0-9-]{0,38}$")]
+    confirm: bool = False
 
 
 class TokenOut(msgspec.Struct):

@@ -12,13 +12,14 @@ from sqlmodel import Session, col, select
 
 from control_plane.auth import Principal
 from control_plane.db.models import OperatorAudit, Tenant
+from control_plane.placement import PlacementService
 from control_plane.tenants import actions
 from control_plane.tenants.schemas import AuditOut, TenantOut, TokenOut
 from dispatch.prefect_port import PrefectPort, PrefectUnavailable
 from dispatch.runtime import RuntimeClient
 from dispatch.runtime import messages as m
 from dispatch.settings import DispatchSettings
-from tenant_runtime.errors import AlreadyExists, NotFound, Unavailable
+from tenant_runtime.errors import AlreadyExists, BadRequest, NotFound, Unavailable
 from tenant_runtime.ids import as_utc
 
 log = structlog.get_logger("pressroom.tenants")
@@ -31,6 +32,7 @@ class TenantService:
         self,
         engine: Engine,
         runtime: RuntimeClient,
+        placement: PlacementService,
         prefect: PrefectPort,
         dispatch: DispatchSettings,
         *,
@@ -39,6 +41,7 @@ class TenantService:
     ) -> None:
         self.engine = engine
         self.runtime = runtime
+        self.placement = placement
         self.prefect = prefect
         self.dispatch = dispatch
         self.site_url = site_url
@@ -60,7 +63,7 @@ class TenantService:
                 query = query.where(Tenant.status == status)
             return list(session.exec(query))
 
-    def out(self, tenant: Tenant) -> TenantOut:
+    def out(self, tenant: Tenant, shard: str | None = None) -> TenantOut:
         return TenantOut(
             slug=tenant.slug,
             name=tenant.name,
@@ -69,12 +72,15 @@ class TenantService:
             publishes_per_hour=tenant.publishes_per_hour,
             created_at=as_utc(tenant.created_at),
             site_url=f"{self.site_url}/{tenant.slug}",
+            shard=shard,
         )
 
     async def detail(self, operator: Principal, slug: str) -> TenantOut:
         """A tenant with its unfinished operations and its late runs (Prefect's view, when it answers)."""
         tenant = await asyncio.to_thread(self.get, slug)
-        out = self.out(tenant)
+        shard, moving_to = await asyncio.to_thread(self.placement.router.shard_of, slug)
+        out = self.out(tenant, shard)
+        out.moving_to = moving_to
         figures = await asyncio.to_thread(self.runtime.figures, slug, operator.actor_ref(slug))
         out.queue_depth = figures.unfinished_operations
         try:
@@ -110,21 +116,26 @@ class TenantService:
 
     # --- operator writes -------------------------------------------------------------------------------
 
-    async def create(self, operator: Principal, slug: str, name: str) -> TenantOut:
-        """The tenant's workspace, its row (audited) and its delivery queue."""
-        tenant = await asyncio.to_thread(self._create, operator, slug, name)
+    async def create(self, operator: Principal, slug: str, name: str, *, shard: str | None = None) -> TenantOut:
+        """The tenant's placement, its workspace (on its shard), its row (audited) and its delivery queue."""
+        shard = shard or self.placement.default_shard
+        tenant = await asyncio.to_thread(self._create, operator, slug, name, shard)
         try:
             await asyncio.wait_for(self.prefect.ensure_queue(slug), timeout=PREFECT_TIMEOUT)
         except (TimeoutError, PrefectUnavailable) as exc:
             # The relay creates the queue before the tenant's first run if Prefect is down now.
             log.warning("tenant.queue_deferred", tenant=slug, error=str(exc) or type(exc).__name__)
-        return self.out(tenant)
+        return self.out(tenant, shard)
 
-    def _create(self, operator: Principal, slug: str, name: str) -> Tenant:
+    def _create(self, operator: Principal, slug: str, name: str, shard: str) -> Tenant:
         with Session(self.engine, expire_on_commit=False) as session:
             name = actions.check_new_tenant(session, slug, name)
-            # The workspace first: creating it is idempotent, so a failed insert leaves nothing visible.
-            self.runtime.execute(
+            if shard not in self.placement.router.transports:
+                raise BadRequest(f"No shard {shard!r}.", details={"field": "shard", "shards": self.placement.names()})
+            # Placed in this transaction; the workspace is created by that shard's runtime first: creating
+            # it is idempotent, so a failed insert leaves nothing visible.
+            self.placement.place(session, slug, shard)
+            self.placement.router.transport(shard).execute(
                 slug,
                 m.Command(
                     actor=operator.actor_ref(slug), scope="tenants.create", message=m.CreateWorkspace(title=name)
