@@ -38,6 +38,7 @@ class Services:
     runtime: RuntimeClient  # every call into a tenant's data, routed to the tenant's shard
     router: ShardRouter
     placement: PlacementService
+    factory: WorkspaceFactory | None  # the in-process shard's workspaces; None when every shard is remote
     tenants: TenantService
     gate: CommandGate
     documents: DocumentService
@@ -110,6 +111,7 @@ class Services:
             runtime=runtime,
             router=router,
             placement=placement,
+            factory=factory,
             tenants=tenants,
             gate=gate,
             documents=DocumentService(gate, runtime),

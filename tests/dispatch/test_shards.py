@@ -53,6 +53,7 @@ def test_each_tenant_is_served_by_its_shard_and_the_control_plane_opens_no_works
     assert _holds(two_shards.b, "globex") and not _holds(two_shards.b, "acme")
     # The control plane has only remote transports and never made a tenant directory of its own.
     assert all(isinstance(t, HttpRuntime) for t in two_shards.services.router.transports.values())
+    assert two_shards.services.factory is None
     assert not (two_shards.settings.runtime.data_dir / "tenants").exists()
     # Each shard's own relay handed its own tenant's publish to Prefect.
     assert two_shards.a.handoff.flush(10) and two_shards.b.handoff.flush(10)
@@ -183,3 +184,15 @@ def test_a_move_that_cannot_drain_is_called_off_and_the_tenant_stays_where_it_wa
     _document(two_shards, "acme", acme, "served-again")
     actions = [e["action"] for e in two_shards.api.get("/ops/audit", headers=two_shards.operator).json()]
     assert actions[0] == "tenant.move.failed"
+
+
+def test_every_query_of_every_area_has_a_typed_answer_and_every_message_crosses_the_wire() -> None:
+    from dispatch.runtime import wire
+    from dispatch.runtime.areas import CHANGES, READS
+
+    untyped = [q.__name__ for q in READS if wire.answer_type(q) is Any]
+    assert not untyped, f"queries whose handler declares no return type cannot be decoded over HTTP: {untyped}"
+    for message in (*READS, *CHANGES):
+        assert message.__struct_config__.tag == message.__name__  # tagged: the union of messages decodes them
+    command = m.Command(actor=OWNER, scope="s", message=m.PublishDocument(document_id="d", version=3), quota=None)
+    assert wire.decode_command(wire.encode_command(command)) == command
