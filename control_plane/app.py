@@ -22,6 +22,7 @@ from control_plane.http.dependencies import provide_principal, provide_services
 from control_plane.http.errors import EXCEPTION_HANDLERS, SECURITY_SCHEMES, document_errors
 from control_plane.http.guards import decode_strictly, require_json_body
 from control_plane.http.schemas import StrictStructSchemaPlugin
+from control_plane.lanes.controllers import BriefController, CostController, LaneController
 from control_plane.operations.controllers import OperationController
 from control_plane.releases.controllers import ReleaseController
 from control_plane.settings import Settings
@@ -39,6 +40,9 @@ CONTROLLERS = (
     WebhookController,
     RevisionController,
     BackupController,
+    BriefController,
+    LaneController,
+    CostController,
 )
 
 

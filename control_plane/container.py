@@ -12,6 +12,7 @@ from control_plane.backups.services import BackupService
 from control_plane.commands import CommandGate
 from control_plane.db.engine import make_engine, upgrade
 from control_plane.documents.services import DocumentService
+from control_plane.lanes.services import LaneService
 from control_plane.operations.services import OperationService
 from control_plane.placement import PlacementService, ShardRouter
 from control_plane.releases.services import ReleaseService
@@ -48,6 +49,7 @@ class Services:
     webhooks: WebhookService
     revisions: RevisionService
     backups: BackupService
+    lanes: LaneService
 
     @classmethod
     def build(
@@ -121,6 +123,7 @@ class Services:
             webhooks=WebhookService(gate, runtime),
             revisions=RevisionService(gate, runtime),
             backups=BackupService(gate, runtime),
+            lanes=LaneService(gate, runtime),
         )
 
     async def close(self) -> None:

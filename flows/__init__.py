@@ -5,6 +5,7 @@ from typing import Any
 from prefect import Flow
 
 from flows.export_backup import export_backup
+from flows.lanes.write_article import write_article
 from flows.publish import deliver_release, publish_batch, publish_document, scheduled_publish
 from flows.rebuild_search_index import rebuild_search_index
 from flows.seed_example_site import seed_example_site
@@ -20,6 +21,7 @@ FLOWS: dict[Workflow, Flow[Any, Any]] = {
     Workflow.SEED_EXAMPLE_SITE: seed_example_site,
     Workflow.REBUILD_SEARCH_INDEX: rebuild_search_index,
     Workflow.EXPORT_BACKUP: export_backup,
+    Workflow.WRITE_ARTICLE: write_article,
 }
 
 __all__ = ["FLOWS"]

@@ -11,4 +11,5 @@ pytest_plugins = [
     "tests.fixtures.helm",
     "tests.fixtures.webhook_receiver",
     "tests.fixtures.shards",
+    "tests.fixtures.source_server",
 ]

@@ -6,13 +6,21 @@ tenants.py     tenants list|create, operator-token (audited operator writes)
 operations.py  operations list|retry, runs describe
 versions.py    revisions list|diff|restore
 backups.py     backups create|list (a site's backups, imports and restores)
+lanes.py       briefs submit|show, lanes list|pack|edit-pack|budget|costs
 """
 
 from __future__ import annotations
 
 import os
 
-from control_plane.cli import backups, operations, servers, tenants, versions  # noqa: F401  (they register their commands)
+from control_plane.cli import (  # noqa: F401  (they register their commands)
+    backups,
+    lanes,
+    operations,
+    servers,
+    tenants,
+    versions,
+)
 from control_plane.cli.common import app
 
 

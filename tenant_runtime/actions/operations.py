@@ -50,7 +50,7 @@ def new_operation(
         document_id=document_id,
         document_version=document_version,
         parameters=parameters.model_dump(mode="json"),
-        idempotency_key=spec.idempotency_key(parameters.operation_id),
+        idempotency_key=spec.idempotency_key(parameters),
         actor=actor.id,
         scheduled_for=scheduled_for,
     )

@@ -147,10 +147,11 @@ def _reschedule(db: Any, tenant: str) -> dict[str, str]:
         row = dict(zip(names, values, strict=True))
         new = new_id("op")
         parameters = {**json.loads(row["parameters"]), "operation_id": new, "tenant": tenant}
+        workflow = spec(row["flow_name"])
         row.update(
             id=new,
             parameters=json.dumps(parameters),
-            idempotency_key=spec(row["flow_name"]).idempotency_key(new),
+            idempotency_key=workflow.idempotency_key(workflow.parameters.model_validate(parameters)),
             flow_run_id=None,
             batch_id=None,
             sent_at=None,

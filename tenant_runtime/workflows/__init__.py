@@ -41,6 +41,7 @@ from tenant_runtime.workflows.parameters import (
     ScheduledPublishParameters,
     SeedExampleSiteParameters,
     UnpublishDocumentParameters,
+    WriteArticleParameters,
 )
 from tenant_runtime.workflows.registry import (
     AGGREGATE_WORKFLOWS,
@@ -87,6 +88,7 @@ __all__ = [
     "UnpublishDocumentParameters",
     "Workflow",
     "WorkflowSpec",
+    "WriteArticleParameters",
     "parameters_from_run",
     "run_parameters",
     "spec",

@@ -36,6 +36,10 @@ class RunParameters(Frozen):
     tenant: str
     operation_id: str
 
+    def run_key(self) -> str:
+        """What the run's idempotency key is made of (after the workflow's prefix): the operation."""
+        return self.operation_id
+
     def carried(self, workflow: str) -> tuple[Carried, ...]:
         """The operations this run carries; a run of one operation must match its whole record."""
         return (Carried(operation_id=self.operation_id, workflow=workflow, fields=self.model_dump(mode="json")),)
@@ -170,6 +174,19 @@ class FanOutChoreParameters(PlatformParameters):
     fire_at: datetime | None = None  # the fire this run stands for; None: the run's scheduled start
 
 
+class WriteArticleParameters(RunParameters):
+    """A brief turned into a published article by its lane's graph (pinned, by digest, when it was accepted)."""
+
+    brief_id: str
+    lane: str
+    pack_version: int = Field(ge=1)
+    graph_digest: str
+
+    def run_key(self) -> str:
+        # The brief, and only the brief: a routine that posts it again reaches the same run.
+        return self.brief_id
+
+
 __all__ = [
     "PLATFORM_TENANT",
     "Carried",
@@ -190,4 +207,5 @@ __all__ = [
     "ScheduledPublishParameters",
     "SeedExampleSiteParameters",
     "UnpublishDocumentParameters",
+    "WriteArticleParameters",
 ]

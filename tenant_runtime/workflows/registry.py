@@ -26,6 +26,7 @@ from tenant_runtime.workflows.parameters import (
     ScheduledPublishParameters,
     SeedExampleSiteParameters,
     UnpublishDocumentParameters,
+    WriteArticleParameters,
 )
 
 # The one parameter every Pressroom flow takes: its workflow's model.
@@ -39,8 +40,9 @@ class WorkflowSpec:
     workflow: Workflow
     parameters: type[RunParameters]
     kind: str  # the operation's kind: what lists, quotas and the dashboard group by
-    # Runs of operations committed by an action are keyed ``{key_prefix}:{operation_id}``;
-    # None: the relay makes the run (a batch of other operations, keyed ``batch:{id}``).
+    # Runs of operations committed by an action are keyed ``{key_prefix}:{parameters.run_key()}``
+    # (the operation id, or for a brief its brief_id); None: the relay makes the run (a batch of
+    # other operations, keyed ``batch:{id}``).
     key_prefix: str | None
     # Ends with the debounced aggregates step (home, sitemap, feeds): a newer such run in flight
     # is left to regenerate them (tenant_runtime.aggregates).
@@ -48,8 +50,9 @@ class WorkflowSpec:
     # Runs for the platform, on the platform queue, carrying no operation (PlatformParameters).
     platform: bool = False
 
-    def idempotency_key(self, operation_id: str) -> str:
-        return f"{self.key_prefix or self.workflow.value}:{operation_id}"
+    def idempotency_key(self, parameters: RunParameters) -> str:
+        """The run's idempotency key: the one place any run key is derived."""
+        return f"{self.key_prefix or self.workflow.value}:{parameters.run_key()}"
 
 
 WORKFLOWS: dict[Workflow, WorkflowSpec] = {
@@ -73,6 +76,7 @@ WORKFLOWS: dict[Workflow, WorkflowSpec] = {
         WorkflowSpec(Workflow.SEED_EXAMPLE_SITE, SeedExampleSiteParameters, "seed", "seed"),
         WorkflowSpec(Workflow.REBUILD_SEARCH_INDEX, RebuildSearchIndexParameters, "search_rebuild", "search-rebuild"),
         WorkflowSpec(Workflow.EXPORT_BACKUP, ExportBackupParameters, "backup", "backup"),
+        WorkflowSpec(Workflow.WRITE_ARTICLE, WriteArticleParameters, "article", "brief", refreshes_aggregates=True),
     )
 }
 
@@ -85,7 +89,6 @@ PLANNED: dict[Workflow, str] = {
     Workflow.PRUNE_POLICIES: "issue 12 (versions)",
     Workflow.MIGRATE_FIELD: "issue 12 (custom fields)",
     Workflow.INSTALL_PACKAGE: "issue 12 (packages)",
-    Workflow.WRITE_ARTICLE: "issue 13 (lanes)",
 }
 
 _BY_MODEL = {spec.parameters: spec for spec in WORKFLOWS.values()}

@@ -4,6 +4,7 @@
 from tenant_runtime.workspace import history  # noqa: F401
 from tenant_runtime.workspace.access import ROLE_PERMISSIONS, SYSTEM, Actor
 from tenant_runtime.workspace.delivery_models import AggregateState, WebhookDelivery, WebhookEndpoint
+from tenant_runtime.workspace.lane_models import Brief, CostEntry, EditorialPack, Lane
 from tenant_runtime.workspace.lifecycle_models import Backup, ChoreRun, EntityHistory
 from tenant_runtime.workspace.models import (
     Attempt,
@@ -35,10 +36,14 @@ __all__ = [
     "Attempt",
     "AuditEntry",
     "Backup",
+    "Brief",
     "ChoreRun",
+    "CostEntry",
     "Document",
+    "EditorialPack",
     "EntityHistory",
     "IdempotencyRecord",
+    "Lane",
     "Operation",
     "RenderedObject",
     "RetentionPolicy",

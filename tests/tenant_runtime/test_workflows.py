@@ -42,6 +42,7 @@ REQUIRED_FIELDS = {
     Workflow.IMPORT_CONTENT: {"tenant", "operation_id", "source_tenant", "backup_id", "manifest_sha256"},
     Workflow.RESTORE_VERSION: {"tenant", "operation_id", "at", "snapshot_id"},
     Workflow.FAN_OUT_CHORE: {"chore"},
+    Workflow.WRITE_ARTICLE: {"tenant", "operation_id", "brief_id", "lane", "pack_version", "graph_digest"},
 }
 
 

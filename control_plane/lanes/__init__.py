@@ -1,0 +1,1 @@
+"""Briefs, lanes and editorial packs (tenant API)."""

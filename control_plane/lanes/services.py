@@ -1,0 +1,77 @@
+"""Briefs and lanes: each command built once, for the API and the CLI alike."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from control_plane.auth import Principal
+from control_plane.commands import Command, CommandGate
+from control_plane.lanes.schemas import BriefCreate, PackUpdate
+from dispatch.runtime import CommandResult, RuntimeClient
+from dispatch.runtime import lanes as lm
+
+
+class LaneService:
+    def __init__(self, gate: CommandGate, runtime: RuntimeClient) -> None:
+        self.gate = gate
+        self.runtime = runtime
+
+    def submit_brief(self, principal: Principal, tenant: str, data: BriefCreate) -> CommandResult:
+        """202 with the new operation; the same brief again 200 ``already queued``; brief_id reused 409."""
+        message = lm.SubmitBrief(
+            brief_id=data.brief_id,
+            lane=data.lane,
+            title=data.title,
+            slug=data.slug,
+            audience=data.audience,
+            sources=tuple(data.sources),
+            notes=data.notes,
+        )
+        # No Idempotency-Key: the brief_id is the key (tenant_runtime.actions.briefs).
+        return self.gate.execute(principal, Command(tenant, "content.publish", "briefs.submit", message))
+
+    def brief(self, principal: Principal, tenant: str, brief_id: str) -> lm.BriefOut:
+        result: lm.BriefOut = self.runtime.query(
+            tenant, self.gate.reader(principal, tenant), lm.GetBrief(brief_id=brief_id)
+        )
+        return result
+
+    def lanes(self, principal: Principal, tenant: str) -> list[lm.LaneOut]:
+        result: list[lm.LaneOut] = self.runtime.query(tenant, self.gate.reader(principal, tenant), lm.ListLanes())
+        return result
+
+    def pack(self, principal: Principal, tenant: str, lane: str, version: int | None = None) -> lm.PackOut:
+        result: lm.PackOut = self.runtime.query(
+            tenant, self.gate.reader(principal, tenant), lm.GetPack(lane=lane, version=version)
+        )
+        return result
+
+    def update_pack(self, principal: Principal, tenant: str, lane: str, data: PackUpdate) -> CommandResult:
+        """The lane's next pack version; briefs already accepted keep the one pinned on them."""
+        message = lm.UpdatePack(
+            lane=lane,
+            version=data.version,
+            voice=data.voice,
+            audience=data.audience,
+            avoid=tuple(data.avoid) if data.avoid is not None else None,
+            guidance=data.guidance,
+        )
+        return self.gate.execute(principal, Command(tenant, "site.admin", f"lanes.pack:{lane}", message))
+
+    def set_budget(self, principal: Principal, tenant: str, lane: str, budget_micros: int | None) -> CommandResult:
+        message = lm.SetLaneBudget(lane=lane, budget_micros=budget_micros)
+        return self.gate.execute(principal, Command(tenant, "site.admin", f"lanes.budget:{lane}", message))
+
+    def costs(self, principal: Principal, tenant: str, since: date | None = None) -> list[lm.CostOut]:
+        """Cost of paid steps per lane and UTC day, newest first."""
+        result: list[lm.CostOut] = self.runtime.query(
+            tenant, self.gate.reader(principal, tenant), lm.ListCosts(since=since)
+        )
+        return result
+
+    def set_enabled(self, principal: Principal, tenant: str, lane: str, enabled: bool) -> CommandResult:
+        message = lm.SetLaneEnabled(lane=lane, enabled=enabled)
+        return self.gate.execute(principal, Command(tenant, "site.admin", f"lanes.enabled:{lane}", message))
+
+
+__all__ = ["LaneService"]

@@ -1,0 +1,241 @@
+"""The lanes area of the runtime seam: its messages, its views and their handlers.
+
+Briefs (submit, read), lanes (list, enable) and editorial packs (read, edit);
+each handler calls one tenant-runtime action or query.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Any
+
+import msgspec
+from sqlmodel import Session
+
+from dispatch.runtime.changes import accepted
+from dispatch.runtime.handlers import Effect, command, query
+from dispatch.runtime.messages import Message
+from dispatch.settings import DispatchSettings
+from tenant_runtime.actions import briefs, lanes
+from tenant_runtime.ids import as_utc
+from tenant_runtime.lanes import ledger
+from tenant_runtime.lanes.graph import step_names
+from tenant_runtime.workspace import Actor, Workspace
+from tenant_runtime.workspace.lane_models import EditorialPack, Lane
+from tenant_runtime.workspace.models import Operation
+
+# --- messages --------------------------------------------------------------------------------------
+
+
+class SubmitBrief(Message, frozen=True):
+    brief_id: str
+    lane: str
+    title: str
+    slug: str | None = None
+    audience: str | None = None
+    sources: tuple[str, ...] = ()
+    notes: str = ""
+
+
+class GetBrief(Message, frozen=True):
+    brief_id: str
+
+
+class ListLanes(Message, frozen=True):
+    pass
+
+
+class GetPack(Message, frozen=True):
+    lane: str
+    version: int | None = None
+
+
+class UpdatePack(Message, frozen=True):
+    lane: str
+    version: int
+    voice: str | None = None
+    audience: str | None = None
+    avoid: tuple[str, ...] | None = None
+    guidance: str | None = None
+
+
+class SetLaneEnabled(Message, frozen=True):
+    lane: str
+    enabled: bool
+
+
+class SetLaneBudget(Message, frozen=True):
+    lane: str
+    budget_micros: int | None
+
+
+class ListCosts(Message, frozen=True):
+    since: date | None = None
+
+
+# --- views -----------------------------------------------------------------------------------------
+
+
+class LaneOut(msgspec.Struct):
+    name: str
+    graph: list[str]
+    pack_version: int
+    source: str
+    enabled: bool
+    graph_digest: str
+    budget_micros: int | None = None
+
+
+class CostOut(msgspec.Struct):
+    lane: str
+    day: str
+    cost_micros: int
+    entries: int
+
+
+class PackOut(msgspec.Struct):
+    lane: str
+    version: int
+    voice: str
+    audience: str
+    avoid: list[str]
+    guidance: str
+    actor: str
+    created_at: datetime
+
+
+class BriefOut(msgspec.Struct):
+    brief_id: str
+    lane: str
+    slug: str
+    operation_id: str
+    status: str
+    pack_version: int
+    graph: list[str]
+    document_id: str | None
+    created_at: datetime
+    cost_micros: int = 0
+
+
+def lane_out(lane: Lane) -> LaneOut:
+    return LaneOut(
+        name=lane.name,
+        graph=step_names(lane.graph),
+        pack_version=lane.pack_version,
+        source=lane.source,
+        enabled=lane.enabled,
+        graph_digest=lane.graph_digest,
+        budget_micros=lane.budget_micros,
+    )
+
+
+def pack_out(pack: EditorialPack) -> PackOut:
+    return PackOut(
+        lane=pack.lane,
+        version=pack.version,
+        voice=pack.voice,
+        audience=pack.audience,
+        avoid=list(pack.avoid),
+        guidance=pack.guidance,
+        actor=pack.actor,
+        created_at=as_utc(pack.created_at),
+    )
+
+
+# --- handlers --------------------------------------------------------------------------------------
+
+
+@command(SubmitBrief)
+def _submit_brief(tx: Session, ws: Workspace, actor: Actor, c: SubmitBrief) -> Effect:
+    brief = briefs.BriefInput(
+        brief_id=c.brief_id,
+        lane=c.lane,
+        title=c.title,
+        slug=c.slug,
+        audience=c.audience,
+        sources=tuple(c.sources),
+        notes=c.notes,
+    )
+    done = briefs.submit_brief(tx, ws.tenant, actor, brief)
+    if not done.created:
+        return Effect(200, {"status": "already queued", "operation_id": done.operation.id, "brief_id": c.brief_id})
+    return accepted(ws, done.operation, brief_id=c.brief_id, lane=done.brief.lane, slug=done.brief.slug)
+
+
+@query(GetBrief)
+def _brief(tx: Session, ws: Workspace, q: GetBrief, dispatch: DispatchSettings) -> BriefOut:
+    brief = briefs.get_brief(tx, q.brief_id)
+    operation = tx.get(Operation, brief.operation_id)
+    return BriefOut(
+        brief_id=brief.brief_id,
+        lane=brief.lane,
+        slug=brief.slug,
+        operation_id=brief.operation_id,
+        status=operation.status if operation is not None else "unknown",
+        pack_version=brief.pack_version,
+        graph=step_names(brief.graph),
+        document_id=brief.document_id,
+        created_at=as_utc(brief.created_at),
+        cost_micros=ledger.spent(tx, brief.brief_id),
+    )
+
+
+@query(ListLanes)
+def _lanes(tx: Session, ws: Workspace, q: ListLanes, dispatch: DispatchSettings) -> list[LaneOut]:
+    return [lane_out(lane) for lane in lanes.list_lanes(tx)]
+
+
+@query(GetPack)
+def _pack(tx: Session, ws: Workspace, q: GetPack, dispatch: DispatchSettings) -> PackOut:
+    return pack_out(lanes.get_pack(tx, q.lane, q.version))
+
+
+@command(UpdatePack)
+def _update_pack(tx: Session, ws: Workspace, actor: Actor, c: UpdatePack) -> Effect:
+    pack = lanes.update_pack(
+        tx,
+        actor,
+        c.lane,
+        expected_version=c.version,
+        voice=c.voice,
+        audience=c.audience,
+        avoid=c.avoid,
+        guidance=c.guidance,
+    )
+    return Effect(200, _builtins(pack_out(pack)))
+
+
+@command(SetLaneEnabled)
+def _set_enabled(tx: Session, ws: Workspace, actor: Actor, c: SetLaneEnabled) -> Effect:
+    return Effect(200, _builtins(lane_out(lanes.set_lane_enabled(tx, actor, c.lane, c.enabled))))
+
+
+@command(SetLaneBudget)
+def _set_budget(tx: Session, ws: Workspace, actor: Actor, c: SetLaneBudget) -> Effect:
+    return Effect(200, _builtins(lane_out(lanes.set_lane_budget(tx, actor, c.lane, c.budget_micros))))
+
+
+@query(ListCosts)
+def _costs(tx: Session, ws: Workspace, q: ListCosts, dispatch: DispatchSettings) -> list[CostOut]:
+    return [CostOut(**row) for row in ledger.costs(tx, since=q.since)]
+
+
+def _builtins(value: Any) -> dict[str, Any]:
+    result: dict[str, Any] = msgspec.to_builtins(value)
+    return result
+
+
+__all__ = [
+    "BriefOut",
+    "CostOut",
+    "GetBrief",
+    "GetPack",
+    "LaneOut",
+    "ListCosts",
+    "ListLanes",
+    "PackOut",
+    "SetLaneBudget",
+    "SetLaneEnabled",
+    "SubmitBrief",
+    "UpdatePack",
+]

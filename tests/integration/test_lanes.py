@@ -1,0 +1,147 @@
+"""Briefs end to end on a real Prefect server: a lane's durable flow turns a brief into a published article."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from prefect.client.orchestration import get_client
+from sqlmodel import select
+
+from flows.lanes import runtime as lane_runtime
+from flows.probes import PROBES
+from tenant_runtime.lanes import BACKBONE
+from tenant_runtime.lanes.providers import OfflineProvider
+from tenant_runtime.lanes.settings import LaneSettings
+from tenant_runtime.workspace import CostEntry, Document, Lane
+from tests.fixtures.source_server import SourceServer
+from tests.fixtures.stack import Pressroom, Tenant
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def provider() -> Iterator[OfflineProvider]:
+    """The offline provider at a notional 1000 µ$ a call; sources on 127.0.0.1 allowed, as an operator would."""
+    provider = OfflineProvider(micros_per_call=1000)
+    settings = LaneSettings(lanes_ground_allow_private=True, lanes_offline_micros_per_call=1000)
+    lane_runtime.configure(settings, provider=provider)
+    try:
+        yield provider
+    finally:
+        lane_runtime.configure()
+
+
+async def _read_run(run_id: str) -> Any:
+    async with get_client() as client:
+        return await client.read_flow_run(run_id)
+
+
+def _post_brief(room: Pressroom, tenant: Tenant, **fields: Any) -> dict[str, Any]:
+    response = room.api.post(f"/api/tenants/{tenant.slug}/briefs", json=fields, headers=tenant.headers)
+    assert response.status_code == 202, response.text
+    return dict(response.json())
+
+
+def _ledger(room: Pressroom, tenant: Tenant) -> list[tuple[str, str, int]]:
+    with room.factory.open(tenant.slug).reader() as tx:
+        return [(e.brief_id, e.step, e.cost_micros) for e in tx.exec(select(CostEntry))]
+
+
+def test_a_brief_becomes_a_published_article_through_its_lanes_tagged_run(
+    pressroom: Pressroom, provider: OfflineProvider, source_server: SourceServer
+) -> None:
+    source_server.pages["/report"] = "<html><title>Quarterly report</title><body>Revenue doubled.</body></html>"
+    acme = pressroom.new_tenant("acme")
+    pressroom.start_worker(acme)
+
+    accepted = _post_brief(
+        pressroom,
+        acme,
+        brief_id="news-2026-12-01-1",
+        lane="news",
+        title="Revenue doubles",
+        sources=[source_server.url("/report")],
+        notes="Revenue doubled this quarter.\nThe team grew too.",
+    )
+    operation = pressroom.wait_operation(acme, accepted["operation_id"])
+
+    assert operation["status"] == "succeeded", operation
+    assert operation["outcome"]["steps"] == list(BACKBONE)
+    run = asyncio.run(_read_run(operation["flow_run_id"]))
+    assert run.idempotency_key == "brief:news-2026-12-01-1"
+    assert {"lane:news", f"tenant:{acme.slug}", f"op:{operation['id']}"} <= set(run.tags)
+    assert run.name == f"article {acme.slug}/news: news-2026-12-01-1"
+    page = pressroom.site.get(f"/{acme.slug}/revenue-doubles")
+    assert page.status_code == 200 and "Revenue doubled this quarter." in page.text
+    assert "Quarterly report" in page.text  # the grounded source's title, cited
+    assert "revenue-doubles" in pressroom.site.get(f"/{acme.slug}/search", params={"q": "revenue"}).text
+    assert "Revenue doubles" in pressroom.site.get(f"/{acme.slug}/feed.xml").text
+    assert pressroom.store.get(f"tenants/{acme.slug}/{operation['outcome']['cover']}").startswith(b"\x89PNG")
+    assert source_server.fetches["/report"] == 1
+    assert provider.calls == 1
+    assert _ledger(pressroom, acme) == [("news-2026-12-01-1", "generate", 1000)]
+
+    # The same brief again: the same operation, nothing new created.
+    again = pressroom.api.post(
+        f"/api/tenants/{acme.slug}/briefs",
+        json={
+            "brief_id": "news-2026-12-01-1",
+            "lane": "news",
+            "title": "Revenue doubles",
+            "sources": [source_server.url("/report")],
+            "notes": "Revenue doubled this quarter.\nThe team grew too.",
+        },
+        headers=acme.headers,
+    )
+    assert again.status_code == 200 and again.json() == {
+        "status": "already queued",
+        "operation_id": operation["id"],
+        "brief_id": "news-2026-12-01-1",
+    }
+    with pressroom.factory.open(acme.slug).reader() as tx:
+        assert len(list(tx.exec(select(Document)))) == 1
+
+
+def test_a_retry_after_step_seven_fails_never_pays_again(pressroom: Pressroom, provider: OfflineProvider) -> None:
+    acme = pressroom.new_tenant("acme")
+    # cover (step 7 of 8) fails on the first attempt and both in-attempt task retries: the attempt fails,
+    # and the operation's retry resumes from the cache.
+    PROBES.fail(acme.slug, "cover", times=3)
+    pressroom.start_worker(acme)
+
+    accepted = _post_brief(pressroom, acme, brief_id="dev-1", lane="dev", title="A faster build", notes="It is fast.")
+    operation = pressroom.wait_operation(acme, accepted["operation_id"])
+
+    assert operation["status"] == "succeeded", operation
+    assert [a["step"] for a in operation["attempts"]][:1] == ["cover"] and len(operation["attempts"]) == 2
+    assert provider.calls == 1
+    assert _ledger(pressroom, acme) == [("dev-1", "generate", 1000)]
+    assert PROBES.count(acme.slug, "generate") == 1 and PROBES.count(acme.slug, "persist") == 1
+    assert PROBES.count(acme.slug, "cover") == 4
+    assert pressroom.site.get(f"/{acme.slug}/a-faster-build").status_code == 200
+
+
+def test_a_budget_stops_the_run_before_the_call_that_would_cross_it(
+    pressroom: Pressroom, provider: OfflineProvider
+) -> None:
+    acme = pressroom.new_tenant("acme")
+    with pressroom.factory.open(acme.slug).transaction() as tx:
+        lane = tx.get(Lane, "marketing")
+        assert lane is not None
+        lane.budget_micros = 999
+        tx.add(lane)
+    pressroom.start_worker(acme)
+
+    accepted = _post_brief(pressroom, acme, brief_id="mk-1", lane="marketing", title="Buy now", notes="Good.")
+    operation = pressroom.wait_operation(acme, accepted["operation_id"], statuses=("failed", "dead", "succeeded"))
+
+    assert operation["status"] == "failed", operation
+    assert operation["error"]["code"] == "budget_exceeded" and operation["next_attempt_at"] is None
+    assert operation["attempts"][0]["step"] == "generate"
+    assert provider.calls == 0 and _ledger(pressroom, acme) == []
+    assert pressroom.site.get(f"/{acme.slug}/buy-now").status_code == 404
+    with pressroom.factory.open(acme.slug).reader() as tx:
+        assert list(tx.exec(select(Document))) == []
