@@ -20,9 +20,10 @@ from control_plane.dashboard import build_dashboard
 from control_plane.documents.controllers import DocumentController
 from control_plane.http.dependencies import provide_principal, provide_services
 from control_plane.http.errors import EXCEPTION_HANDLERS, SECURITY_SCHEMES, document_errors
-from control_plane.http.guards import decode_strictly, require_json_body
+from control_plane.http.guards import decode_strictly, require_json_body, takes_multipart
 from control_plane.http.schemas import StrictStructSchemaPlugin
 from control_plane.lanes.controllers import BriefController, CostController, LaneController
+from control_plane.media.controllers import MediaController, MediaPolicyController
 from control_plane.operations.controllers import OperationController
 from control_plane.releases.controllers import ReleaseController
 from control_plane.settings import Settings
@@ -43,6 +44,8 @@ CONTROLLERS = (
     BriefController,
     LaneController,
     CostController,
+    MediaController,
+    MediaPolicyController,
 )
 
 
@@ -92,7 +95,16 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
         debug=False,
     )
     document_errors(app)
+    _cap_uploads(app, settings.control_plane.media_max_body_bytes)
     return app
+
+
+def _cap_uploads(app: Litestar, max_bytes: int) -> None:
+    """Upload handlers take bodies up to the media cap (the app's own cap is for JSON); read lazily by Litestar."""
+    for route in app.routes:
+        for handler in getattr(route, "route_handlers", ()):
+            if takes_multipart(handler):
+                handler.request_max_body_size = max_bytes
 
 
 __all__ = ["create_app"]

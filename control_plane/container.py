@@ -13,6 +13,7 @@ from control_plane.commands import CommandGate
 from control_plane.db.engine import make_engine, upgrade
 from control_plane.documents.services import DocumentService
 from control_plane.lanes.services import LaneService
+from control_plane.media.services import MediaService
 from control_plane.operations.services import OperationService
 from control_plane.placement import PlacementService, ShardRouter
 from control_plane.releases.services import ReleaseService
@@ -50,6 +51,7 @@ class Services:
     revisions: RevisionService
     backups: BackupService
     lanes: LaneService
+    media: MediaService
 
     @classmethod
     def build(
@@ -124,6 +126,7 @@ class Services:
             revisions=RevisionService(gate, runtime),
             backups=BackupService(gate, runtime),
             lanes=LaneService(gate, runtime),
+            media=MediaService(gate, runtime, tenants),
         )
 
     async def close(self) -> None:

@@ -53,6 +53,8 @@ class ControlPlaneSettings(PressroomSettings):
     prefect_port: Port = 4200  # the local Prefect server of `pressroom up`
     operator_token: SecretStr | None = None
     max_body_bytes: int = Field(2_000_000, ge=1024, le=1_000_000_000)
+    # The request cap of a media upload (whole multipart body), above every tenant's own media limit.
+    media_max_body_bytes: int = Field(64 * 1024 * 1024, ge=1024, le=1_100_000_000)
     default_publishes_per_hour: int = Field(600, ge=0, le=1_000_000, validation_alias="PRESSROOM_PUBLISHES_PER_HOUR")
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     log_format: Literal["json", "console"] = "json"

@@ -20,6 +20,7 @@ tree to ``{"error": {"code", "message", "details"}}`` in one place.
     │   ├── IdempotencyKeyReused        409 idempotency_key_reused
     │   └── IllegalTransition           409 illegal_transition
     ├── PayloadTooLarge                 413 payload_too_large
+    ├── UnsupportedMediaType            415 unsupported_media_type
     ├── TenantSuspended                 423 tenant_suspended
     ├── QuotaExceeded                   429 quota_exceeded
     ├── Unavailable                     503 unavailable
@@ -114,6 +115,11 @@ class PayloadTooLarge(PressroomError):
     status = 413
 
 
+class UnsupportedMediaType(PressroomError):
+    code = "unsupported_media_type"
+    status = 415
+
+
 class TenantSuspended(PressroomError):
     code = "tenant_suspended"
     status = 423
@@ -178,5 +184,6 @@ __all__ = [
     "TenantSuspended",
     "Unauthorized",
     "Unavailable",
+    "UnsupportedMediaType",
     "VersionConflict",
 ]

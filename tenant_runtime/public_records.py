@@ -38,7 +38,7 @@ def build_record(ws: Workspace, site_url: str, document: Document, revision: Rev
         "kind": view.kind,
         "version": view.version,
         "published_at": view.published_at.isoformat(),
-        "html": render_markdown(view.body_markdown),
+        "html": render_markdown(view.body_markdown, base_url=ws.site_url),
         "summary": plain_text(view.body_markdown, SUMMARY_LIMIT),
         "url": site_url,
     }

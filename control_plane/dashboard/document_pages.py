@@ -190,7 +190,7 @@ class DocumentPages(Controller):
             doc=doc,
             values=values,
             form_key=new_form_key(),
-            preview=render_markdown(doc.body),
+            preview=render_markdown(doc.body, base_url=f"{services.settings.runtime.site_url}/{tenant}"),
             delivery=services.documents.delivery(signed_in, tenant, document_id),
             settings=services.site.settings(signed_in, tenant),
         )

@@ -14,20 +14,31 @@ from control_plane.http.dependencies import principal_of
 from tenant_runtime.errors import Forbidden
 
 JSON_API_PREFIXES = ("/api/", "/ops/")
+# A handler whose ``opt["body"]`` is this takes a multipart form (an upload) instead of JSON.
+MULTIPART = "multipart"
 
 
-def require_json_body(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+def takes_multipart(handler: BaseRouteHandler) -> bool:
+    return handler.opt.get("body") == MULTIPART
+
+
+def require_json_body(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> None:
     """A body sent to the JSON APIs must be declared JSON: anything else is a 415 before it is read.
 
     Litestar would decode any body as JSON whatever its Content-Type; refusing
     ``text/plain`` and form posts also keeps browsers' CORS-free "simple requests" out.
+    An upload handler (``takes_multipart``) takes ``multipart/form-data`` and nothing else.
     """
     if not connection.scope["path"].startswith(JSON_API_PREFIXES):
         return
     headers = connection.headers
+    media_type = headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if takes_multipart(handler):
+        if media_type != "multipart/form-data":
+            raise HTTPException(status_code=415, detail="Send the file as multipart/form-data (part `file`).")
+        return
     if not headers.get("transfer-encoding") and headers.get("content-length", "0").strip() in ("", "0"):
         return
-    media_type = headers.get("content-type", "").split(";", 1)[0].strip().lower()
     if media_type == "application/json" or (media_type.startswith("application/") and media_type.endswith("+json")):
         return
     raise HTTPException(status_code=415, detail="Send the request body as JSON (Content-Type: application/json).")
@@ -40,6 +51,8 @@ async def decode_strictly(connection: ASGIConnection[Any, Any, Any, Any], handle
     their OpenAPI schema states, so the body is decoded once more, strictly.
     """
     if not connection.scope["path"].startswith(JSON_API_PREFIXES) or connection.scope.get("method") == "GET":
+        return
+    if takes_multipart(handler):
         return
     parameter = handler.parsed_fn_signature.parameters.get("data")
     if parameter is None:
@@ -66,4 +79,4 @@ def operator_only(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHa
         raise Forbidden("This endpoint needs an operator token.")
 
 
-__all__ = ["JSON_API_PREFIXES", "decode_strictly", "operator_only", "require_json_body"]
+__all__ = ["JSON_API_PREFIXES", "MULTIPART", "decode_strictly", "operator_only", "require_json_body", "takes_multipart"]

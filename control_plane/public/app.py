@@ -9,9 +9,10 @@ from typing import Any
 from litestar import Litestar, MediaType, Response, get
 from litestar.datastructures import State
 from litestar.handlers import HTTPRouteHandler
+from litestar.response import Stream
 
 from control_plane.http.errors import EXCEPTION_HANDLERS
-from control_plane.public import pages
+from control_plane.public import media_files, pages
 from control_plane.settings import Settings
 from tenant_runtime.edge import TaggedCache
 from tenant_runtime.edge.tagged_cache import CachedResponse
@@ -125,6 +126,17 @@ def document(tenant: str, slug: str, state: State) -> Response[bytes]:
     return server.serve(f"{tenant}/{slug}", lambda: pages.document(ws, slug))
 
 
+@get("/{tenant:str}/media/{media_id:str}", sync_to_thread=True)
+def media_file(tenant: str, media_id: str, state: State) -> Stream:
+    """A media file: its bytes never change under its id, so caches may keep it for a year (purged when swept)."""
+    server = _server(state)
+    ws = server.workspace(tenant)
+    found = media_files.open_media(ws, media_id)
+    if found is None:
+        raise NotFound("No such media.", details={"media_id": media_id}, code="media_not_found")
+    return Stream(found.chunks(), media_type=found.content_type, headers=found.headers)
+
+
 @get("/api/public/{tenant:str}/content/{permalink:str}", sync_to_thread=True)
 def public_content(tenant: str, permalink: str, state: State) -> Response[bytes]:
     server = _server(state)
@@ -187,7 +199,7 @@ def create_site_app(settings: Settings | None = None, *, factory: WorkspaceFacto
         purge_networks=settings.control_plane.purge_networks,
     )
     return Litestar(
-        route_handlers=[healthz, public_content, home, search, sitemap, atom_feed, rss_feed, document],
+        route_handlers=[healthz, public_content, home, search, sitemap, atom_feed, rss_feed, media_file, document],
         state=State({"site": server}),
         exception_handlers=EXCEPTION_HANDLERS,
         openapi_config=None,

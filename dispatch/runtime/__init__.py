@@ -4,7 +4,8 @@ messages.py    queries and commands as plain data (msgspec structs)
 views.py       what a runtime answers (documents, operations, …, CommandResult)
 client.py      RuntimeClient (typed calls) over a RuntimeTransport (the one seam)
 in_process.py  InProcessRuntime: the transport that runs requests in this process
-reads.py       its query handlers; changes.py its command handlers; browse.py the dashboard's
+reads.py       its query handlers; changes.py its command handlers; browse.py the dashboard's;
+               media.py the media library's
 handoff.py     RelayHandoff: the one place committed work goes to the relay
 """
 
@@ -19,6 +20,8 @@ from dispatch.runtime.views import (
     DocumentOut,
     DocumentPage,
     DocumentRow,
+    MediaOut,
+    MediaPolicyOut,
     OperationOut,
     ReleaseContents,
     ResourceOut,
@@ -35,6 +38,8 @@ __all__ = [
     "DocumentPage",
     "DocumentRow",
     "InProcessRuntime",
+    "MediaOut",
+    "MediaPolicyOut",
     "OperationOut",
     "RelayHandoff",
     "ReleaseContents",

@@ -17,6 +17,8 @@ from dispatch.runtime.views import (
     DeliveryOut,
     DocumentOut,
     DocumentPage,
+    MediaOut,
+    MediaPolicyOut,
     OperationOut,
     ReleaseContents,
     ResourceOut,
@@ -84,6 +86,29 @@ class RuntimeClient:
 
     def webhooks(self, tenant: str, actor: m.ActorRef) -> list[WebhookOut]:
         result: list[WebhookOut] = self.transport.query(tenant, actor, m.ListWebhooks())
+        return result
+
+    def media(
+        self,
+        tenant: str,
+        actor: m.ActorRef,
+        *,
+        q: str | None = None,
+        state: str = "active",
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[MediaOut]:
+        result: list[MediaOut] = self.transport.query(
+            tenant, actor, m.ListMedia(q=q, state=state, limit=limit, offset=offset)
+        )
+        return result
+
+    def media_item(self, tenant: str, actor: m.ActorRef, media_id: str) -> MediaOut:
+        result: MediaOut = self.transport.query(tenant, actor, m.GetMedia(media_id=media_id))
+        return result
+
+    def media_policy(self, tenant: str, actor: m.ActorRef) -> MediaPolicyOut:
+        result: MediaPolicyOut = self.transport.query(tenant, actor, m.GetMediaPolicy())
         return result
 
     def figures(self, tenant: str, actor: m.ActorRef) -> TenantFigures:

@@ -144,6 +144,41 @@ class CancelOperation(Message, frozen=True):
     operation_id: str
 
 
+class ListMedia(Message, frozen=True):
+    q: str | None = None
+    state: str = "active"  # active | deleted | all
+    limit: int = 100
+    offset: int = 0
+
+
+class GetMedia(Message, frozen=True):
+    media_id: str
+
+
+class GetMediaPolicy(Message, frozen=True):
+    pass
+
+
+class UploadMedia(Message, frozen=True):
+    """A file to add to the library: its bytes travel whole (the control plane caps the request's size)."""
+
+    name: str | None
+    data: bytes
+
+
+class DeleteMedia(Message, frozen=True):
+    media_id: str
+
+
+class RestoreMedia(Message, frozen=True):
+    media_id: str
+
+
+class SetMediaPolicy(Message, frozen=True):
+    max_bytes: int | None = None
+    retention_days: int | None = None
+
+
 class CreateWorkspace(Message, frozen=True):
     """Create the tenant's workspace (idempotent) titled ``title``: the operator's tenant creation."""
 
@@ -192,7 +227,18 @@ class Command(msgspec.Struct, frozen=True):
     quota: Quota | None = None
 
 
-Query = ListDocuments | GetDocument | ListOperations | GetOperation | GetSiteResource | ListWebhooks | GetFigures
+Query = (
+    ListDocuments
+    | GetDocument
+    | ListOperations
+    | GetOperation
+    | GetSiteResource
+    | ListWebhooks
+    | GetFigures
+    | ListMedia
+    | GetMedia
+    | GetMediaPolicy
+)
 
 __all__ = [
     "ActorRef",
@@ -202,15 +248,19 @@ __all__ = [
     "CreateDocument",
     "CreateRelease",
     "CreateWorkspace",
+    "DeleteMedia",
     "FindDocuments",
     "GetDocument",
     "GetDocumentDelivery",
     "GetFigures",
+    "GetMedia",
+    "GetMediaPolicy",
     "GetOperation",
     "GetReleaseContents",
     "GetSiteResource",
     "GetSiteSettings",
     "ListDocuments",
+    "ListMedia",
     "ListOperations",
     "ListWebhooks",
     "Message",
@@ -220,10 +270,13 @@ __all__ = [
     "RebuildSearch",
     "RegisterWebhook",
     "RescheduleRelease",
+    "RestoreMedia",
     "RetryOperation",
     "SeedSite",
+    "SetMediaPolicy",
     "SetWebhookEnabled",
     "UnpublishDocument",
     "UpdateDocument",
     "UpdateSiteResource",
+    "UploadMedia",
 ]

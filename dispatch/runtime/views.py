@@ -80,6 +80,28 @@ class WebhookOut(msgspec.Struct):
     secret: str | None = None  # only in the answer to registration
 
 
+class MediaOut(msgspec.Struct):
+    id: str
+    name: str
+    url: str  # on the public site; it keeps working until the sweep removes a deleted file
+    content_type: str
+    bytes: int
+    sha256: str
+    width: int | None
+    height: int | None
+    status: str  # active | deleted
+    created_at: datetime
+    created_by: str
+    deleted_at: datetime | None = None
+    # When a deleted file's retention ends: restorable until then, swept after.
+    purge_after: datetime | None = None
+
+
+class MediaPolicyOut(msgspec.Struct):
+    max_bytes: int
+    retention_days: int
+
+
 class TenantFigures(msgspec.Struct):
     """What an operator sees of a tenant's data: operations not finished yet."""
 
@@ -143,6 +165,8 @@ __all__ = [
     "DocumentOut",
     "DocumentPage",
     "DocumentRow",
+    "MediaOut",
+    "MediaPolicyOut",
     "OperationOut",
     "ReleaseContents",
     "ReleaseItem",

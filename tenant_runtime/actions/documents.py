@@ -7,6 +7,7 @@ from sqlmodel import Session, select
 from tenant_runtime import audit
 from tenant_runtime.errors import AlreadyExists, BadRequest, Conflict, VersionConflict
 from tenant_runtime.ids import check_document_slug, utcnow
+from tenant_runtime.media.references import check_embeds
 from tenant_runtime.queries import get_document
 from tenant_runtime.workspace.access import Actor
 from tenant_runtime.workspace.models import Document, Revision
@@ -55,6 +56,7 @@ def create_document(tx: Session, actor: Actor, *, slug: str, title: str, body: s
     """A new draft at version 1."""
     actor.require("content.edit")
     _check_fields(slug, title, body, kind)
+    check_embeds(tx, body)
     _ensure_slug_free(tx, slug)
     document = Document(slug=slug, title=title, body=body, kind=kind)
     tx.add(document)
@@ -90,6 +92,8 @@ def update_document(
     _check_fields(new_slug, new_title, new_body, new_kind)
     if (new_slug, new_title, new_body, new_kind) == (document.slug, document.title, document.body, document.kind):
         return document
+    if new_body != document.body:
+        check_embeds(tx, new_body)
     if new_slug != document.slug:
         if document.status == "published":
             raise Conflict(

@@ -7,6 +7,7 @@ import re
 
 import nh3
 from markdown_it import MarkdownIt
+from markdown_it.token import Token
 
 __all__ = ["ALLOWED_TAGS", "ALLOWED_URL_SCHEMES", "plain_text", "render_markdown"]
 
@@ -59,9 +60,34 @@ _WHITESPACE = re.compile(r"\s+")
 _ELLIPSIS = "…"
 
 
-def render_markdown(text: str) -> str:
-    """Render Markdown (with tables and strikethrough) to HTML that is safe to embed as-is."""
-    return _article_cleaner.clean(_md.render(text))
+# ``![alt](media:med_…)`` embeds a file of the site's media library; ``[label](media:med_…)`` links one.
+_MEDIA_URL = re.compile(r"media:(med_[0-9a-z]{26})")
+
+
+def _resolve_media(tokens: list[Token], base_url: str | None) -> None:
+    """Point every ``media:`` image source and link at the file's public URL (before nh3 sees the HTML)."""
+    prefix = f"{base_url}/media/" if base_url else "media/"
+    for token in tokens:
+        for child in token.children or ():
+            attribute = "src" if child.type == "image" else "href" if child.type == "link_open" else None
+            if attribute is None:
+                continue
+            value = child.attrGet(attribute)
+            found = _MEDIA_URL.fullmatch(value) if isinstance(value, str) else None
+            if found is not None:
+                child.attrSet(attribute, prefix + found.group(1))
+
+
+def render_markdown(text: str, *, base_url: str | None = None) -> str:
+    """Render Markdown (with tables and strikethrough) to HTML that is safe to embed as-is.
+
+    ``base_url`` is the site's (``http://host/acme``): media embeds resolve to ``{base_url}/media/{id}``,
+    or to the relative ``media/{id}`` without one.
+    """
+    env: dict[str, object] = {}
+    tokens = _md.parse(text, env)
+    _resolve_media(tokens, base_url)
+    return _article_cleaner.clean(_md.renderer.render(tokens, _md.options, env))
 
 
 def plain_text(html_or_markdown: str, limit: int | None = None, *, markdown: bool = True) -> str:

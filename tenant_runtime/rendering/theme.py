@@ -67,7 +67,7 @@ def render_page(site: SiteView, doc: DocumentView, *, theme: str = DEFAULT_THEME
         site=site,
         doc=doc,
         # The only HTML the template marks safe: it has just been through nh3.
-        body_html=render_markdown(doc.body_markdown),
+        body_html=render_markdown(doc.body_markdown, base_url=site.base_url),
         description=plain_text(doc.body_markdown, _DESCRIPTION_LIMIT),
     )
 

@@ -6,6 +6,7 @@ from tenant_runtime.workspace.access import ROLE_PERMISSIONS, SYSTEM, Actor
 from tenant_runtime.workspace.delivery_models import AggregateState, WebhookDelivery, WebhookEndpoint
 from tenant_runtime.workspace.lane_models import Brief, CostEntry, EditorialPack, Lane
 from tenant_runtime.workspace.lifecycle_models import Backup, ChoreRun, EntityHistory
+from tenant_runtime.workspace.media_models import Media, MediaPolicy
 from tenant_runtime.workspace.models import (
     Attempt,
     AuditEntry,
@@ -44,6 +45,8 @@ __all__ = [
     "EntityHistory",
     "IdempotencyRecord",
     "Lane",
+    "Media",
+    "MediaPolicy",
     "Operation",
     "RenderedObject",
     "RetentionPolicy",
