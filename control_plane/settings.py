@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
@@ -66,6 +67,8 @@ class ControlPlaneSettings(PressroomSettings):
     # Dashboard cookies: encrypted under this secret (random per process when unset), Secure behind TLS.
     session_secret: SecretStr | None = None
     session_cookie_secure: bool = False
+    # The site server's read-only view of each shard's data directory (comma-separated); empty: the data dir.
+    site_data_dirs: Annotated[tuple[Path, ...], NoDecode] = ()
     # Tenant runtimes by shard (JSON: {"name": {"url", "secret"}}); a shard without url runs in this process.
     shards: dict[str, ShardTarget] = Field(default_factory=lambda: {"default": ShardTarget()})
     default_shard: str = "default"  # where new tenants are placed
@@ -88,6 +91,13 @@ class ControlPlaneSettings(PressroomSettings):
             except ValueError:
                 raise ValueError(f"must be comma-separated CIDR networks, got {network!r}") from None
         return tuple(parts) if isinstance(parts, list) else parts
+
+    @field_validator("site_data_dirs", mode="before")
+    @classmethod
+    def _paths(cls, value: object) -> object:
+        if isinstance(value, str):
+            return tuple(Path(p.strip()) for p in value.split(",") if p.strip())
+        return value
 
     @field_validator("session_secret")
     @classmethod

@@ -52,7 +52,9 @@ def pressroom_error(_: Request[Any, Any, Any], exc: PressroomError) -> Response[
     headers = None
     if isinstance(exc, QuotaExceeded | RuntimeUnavailable):
         headers = {"Retry-After": str(exc.details.get("retry_after", 60))}
-    if exc.status >= 500:
+    if isinstance(exc, RuntimeUnavailable):  # expected while a runtime restarts or a tenant moves
+        log.warning("request.runtime_unavailable", code=exc.code, details=exc.details)
+    elif exc.status >= 500:
         log.error("request.failed", code=exc.code, message=exc.message)
     return _error(exc.status, exc.code, exc.message, exc.details, headers)
 

@@ -29,8 +29,12 @@ class SiteServer:
         *,
         cache_enabled: bool = True,
         purge_networks: tuple[str, ...] = ("127.0.0.0/8", "::1/128"),
+        shard_factories: tuple[WorkspaceFactory, ...] = (),
     ) -> None:
         self.factory = factory
+        # Read-only views of every shard's data directory (a cluster's site server); a tenant is read
+        # from whichever holds its workspace now, so a move needs nothing from the site server.
+        self.shard_factories = shard_factories
         self.cache = TaggedCache()
         self.purge_secret = purge_secret
         # Behind Varnish the edge caches; replicas must not keep copies that a purge cannot reach.
@@ -72,6 +76,9 @@ class SiteServer:
     def workspace(self, tenant: str) -> Workspace:
         if not TENANT_SLUG.match(tenant):
             raise NotFound("No such site.", details={"tenant": tenant})
+        for factory in self.shard_factories:
+            if factory.exists(tenant):
+                return factory.open(tenant)
         return self.factory.open(tenant)
 
 
@@ -192,11 +199,19 @@ class PurgeEndpoint:
 def create_site_app(settings: Settings | None = None, *, factory: WorkspaceFactory | None = None) -> Litestar:
     settings = settings or Settings.from_env()
     factory = factory or WorkspaceFactory(settings.runtime, read_only=True)
+    shard_factories = tuple(
+        WorkspaceFactory(
+            settings.runtime.model_copy(update={"data_dir": path}), store=factory.store, purger=factory.purger,
+            read_only=True,
+        )
+        for path in settings.control_plane.site_data_dirs
+    )  # fmt: skip
     server = SiteServer(
         factory,
         settings.runtime.purge_secret.get_secret_value(),
         cache_enabled=settings.control_plane.site_cache,
         purge_networks=settings.control_plane.purge_networks,
+        shard_factories=shard_factories,
     )
     return Litestar(
         route_handlers=[healthz, public_content, home, search, sitemap, atom_feed, rss_feed, media_file, document],

@@ -162,6 +162,32 @@ def test_a_move_hands_the_tenant_over_with_its_outbox_and_refuses_commands_meanw
     assert actions[:2] == ["tenant.move", "tenant.move.start"]
 
 
+def test_the_site_server_reads_each_tenant_from_the_shard_that_holds_it_across_a_move(two_shards: TwoShards) -> None:
+    from litestar.testing import TestClient
+
+    from control_plane.public.app import create_site_app
+    from tenant_runtime.workspace import WorkspaceFactory
+
+    acme = two_shards.tenant("acme")
+    document = _document(two_shards, "acme", acme, "hello")
+    assert _publish(two_shards, "acme", acme, document["id"]).status_code == 202
+    dirs = (two_shards.a.factory.settings.data_dir, two_shards.b.factory.settings.data_dir)
+    settings = type(two_shards.settings)(
+        runtime=two_shards.settings.runtime,
+        dispatch=two_shards.settings.dispatch,
+        control_plane=two_shards.settings.control_plane.model_copy(update={"site_data_dirs": dirs}),
+    )
+    own = WorkspaceFactory(settings.runtime, store=two_shards.a.factory.store, read_only=True)
+    with TestClient(create_site_app(settings, factory=own)) as site:
+        assert site.get("/acme/hello").status_code == 200
+        moved = two_shards.api.post(
+            "/ops/tenants/acme/move", json={"to": "b", "confirm": True}, headers=two_shards.operator
+        )
+        assert moved.status_code == 200, moved.text
+        assert site.get("/acme/hello").status_code == 200  # now read from b's directory
+        assert site.get("/nobody/hello").status_code == 404
+
+
 def test_a_move_that_cannot_drain_is_called_off_and_the_tenant_stays_where_it_was(two_shards: TwoShards) -> None:
     acme = two_shards.tenant("acme")
     _document(two_shards, "acme", acme, "kept")

@@ -8,6 +8,7 @@ is proven to compile after Helm's and the script's substitutions.
 
 from __future__ import annotations
 
+import base64
 import re
 import subprocess
 import sys
@@ -33,10 +34,8 @@ FULL_VALUES = {
     "varnish": {"enabled": True},
     "postgresql": {"enabled": True},
     "objectStore": {"s3": {"endpointUrl": "http://s3.storage:8333", "accessKey": "AKIATEST", "secretKey": "shh"}},
-    "workers": [
-        {"name": "shard-a", "tenants": ["acme", "globex"], "replicas": 2},
-        {"name": "all", "tenants": []},
-    ],
+    "shards": [{"name": "shard-a", "platform": True}, {"name": "b"}],
+    "defaultShard": "b",
 }
 
 
@@ -143,7 +142,11 @@ def test_default_values_render_every_component(default_render: Rendered) -> None
         ("PodDisruptionBudget", f"{PREFIX}-control-plane"),
         ("Deployment", f"{PREFIX}-site"),
         ("Service", f"{PREFIX}-site"),
-        ("Deployment", f"{PREFIX}-worker-all"),
+        ("StatefulSet", f"{PREFIX}-shard-default"),
+        ("Service", f"{PREFIX}-shard-default"),
+        ("Secret", f"{PREFIX}-shard-default"),
+        ("NetworkPolicy", f"{PREFIX}-shard-default"),
+        ("NetworkPolicy", f"{PREFIX}-prefect"),
         ("Job", f"{PREFIX}-migrate"),
         ("ServiceAccount", PREFIX),
         ("ConfigMap", f"{PREFIX}-env"),
@@ -166,23 +169,81 @@ def test_full_values_add_varnish_and_postgresql(full_render: Rendered) -> None:
 # --- what the objects say ----------------------------------------------------------------------
 
 
-def test_worker_shards_run_the_worker_for_their_tenants(full_render: Rendered) -> None:
-    shard = full_render.get("Deployment", f"{PREFIX}-worker-shard-a")
-    container = main_container(shard)
-    assert container["command"] + container["args"] == [
-        "python",
-        "-m",
-        "control_plane.cli",
-        "worker",
-        "--tenant",
-        "acme",
-        "--tenant",
-        "globex",
+def test_each_shard_runs_its_runtime_over_only_its_directory_with_its_own_secret(full_render: Rendered) -> None:
+    shards = full_render.of_kind("StatefulSet")
+    assert sorted(s["metadata"]["name"] for s in shards if "-shard-" in s["metadata"]["name"]) == [
+        f"{PREFIX}-shard-b",
+        f"{PREFIX}-shard-shard-a",
     ]
-    assert shard["spec"]["replicas"] == 2
-    catch_all = main_container(full_render.get("Deployment", f"{PREFIX}-worker-all"))
-    assert catch_all["args"] == ["worker"]
-    assert len([d for d in full_render.of_kind("Deployment") if "-worker-" in d["metadata"]["name"]]) == 2
+    for name, platform in (("shard-a", "true"), ("b", "false")):
+        workload = full_render.get("StatefulSet", f"{PREFIX}-shard-{name}")
+        assert workload["spec"]["replicas"] == 1
+        container = main_container(workload)
+        assert container["command"] + container["args"] == [
+            "python",
+            "-m",
+            "control_plane.cli",
+            "runtime",
+            "--shard",
+            name,
+        ]
+        assert container["readinessProbe"]["httpGet"]["path"] == "/healthz"
+        [data] = [m for m in container["volumeMounts"] if m["name"] == "data"]
+        assert data["subPath"] == f"shards/{name}"  # the pod sees no other shard's workspaces
+        env = container_env(container)
+        assert env["PRESSROOM_RUNTIME_SECRET"] == {
+            "secretKeyRef": {"name": f"{PREFIX}-shard-{name}", "key": "PRESSROOM_RUNTIME_SECRET"}
+        }
+        assert env["PRESSROOM_RUNTIME_PLATFORM"] == platform and env["PRESSROOM_RUNTIME_HOST"] == "0.0.0.0"
+        assert full_render.get("Service", f"{PREFIX}-shard-{name}")["spec"]["ports"][0]["port"] == 8100
+        secret = full_render.get("Secret", f"{PREFIX}-shard-{name}")
+        assert len(base64.b64decode(secret["data"]["PRESSROOM_RUNTIME_SECRET"])) >= 16
+    assert not any("-worker-" in w["metadata"]["name"] for w in full_render.of_kind(*WORKLOADS))
+
+
+def test_the_control_plane_routes_to_every_shard_and_mounts_no_workspaces(full_render: Rendered) -> None:
+    from control_plane.settings import ControlPlaneSettings
+
+    container = main_container(full_render.get("Deployment", f"{PREFIX}-control-plane"))
+    assert not any(m["name"] == "data" for m in container["volumeMounts"])
+    env = container_env(container)
+    assert env["PRESSROOM_SHARD_SECRET_SHARD_A"] == {
+        "secretKeyRef": {"name": f"{PREFIX}-shard-shard-a", "key": "PRESSROOM_RUNTIME_SECRET"}
+    }
+    # Kubernetes expands $(VAR) from the entries before it; the result is what the code reads.
+    shards = re.sub(r"\$\((\w+)\)", lambda match: f"secret-of-{match.group(1).lower()}", env["PRESSROOM_SHARDS"])
+    settings = ControlPlaneSettings.from_env(
+        {"PRESSROOM_SHARDS": shards, "PRESSROOM_DEFAULT_SHARD": env["PRESSROOM_DEFAULT_SHARD"]}
+    )
+    assert settings.default_shard == "b"
+    assert {name: target.url for name, target in settings.shards.items()} == {
+        "shard-a": f"http://{PREFIX}-shard-shard-a:8100",
+        "b": f"http://{PREFIX}-shard-b:8100",
+    }
+    assert settings.shards["b"].secret is not None
+    assert settings.shards["b"].secret.get_secret_value() == "secret-of-pressroom_shard_secret_b"
+    site = main_container(full_render.get("Deployment", f"{PREFIX}-site"))
+    [data] = [m for m in site["volumeMounts"] if m["name"] == "data"]
+    assert data["readOnly"] is True
+    assert container_env(site)["PRESSROOM_SITE_DATA_DIRS"] == (
+        "/var/lib/pressroom/shards/shard-a,/var/lib/pressroom/shards/b"
+    )
+
+
+def test_network_policies_say_who_may_talk_to_whom(full_render: Rendered) -> None:
+    def sources(name: str) -> set[str]:
+        policy = full_render.get("NetworkPolicy", name)
+        return {
+            peer["podSelector"]["matchLabels"]["app.kubernetes.io/component"]
+            for rule in policy["spec"]["ingress"]
+            for peer in rule["from"]
+        }
+
+    assert sources(f"{PREFIX}-shard-b") == {"control-plane"}  # not the site, not another shard
+    assert sources(f"{PREFIX}-postgresql") == {"control-plane", "migrate", "prefect"}  # never a runtime or the site
+    assert sources(f"{PREFIX}-prefect") == {"control-plane", "migrate", "shard-shard-a", "shard-b"}
+    selected = full_render.get("NetworkPolicy", f"{PREFIX}-shard-b")["spec"]["podSelector"]["matchLabels"]
+    assert selected == full_render.get("StatefulSet", f"{PREFIX}-shard-b")["spec"]["selector"]["matchLabels"]
 
 
 def test_processes_run_the_cli_commands(full_render: Rendered) -> None:
@@ -254,10 +315,13 @@ def test_secrets_reach_only_the_processes_that_need_them(full_render: Rendered) 
     assert prefect["PREFECT_API_DATABASE_CONNECTION_URL"].startswith("postgresql+asyncpg://pressroom:$(PREFECT_DB_")
     assert prefect["PREFECT_SERVER_ANALYTICS_ENABLED"] == "false" and prefect["DO_NOT_TRACK"] == "1"
     assert not any(name.startswith("PRESSROOM_") for name in prefect)
-    for workload in (f"{PREFIX}-worker-shard-a", f"{PREFIX}-site"):
-        env = container_env(main_container(full_render.get("Deployment", workload)))
+    for kind, workload in (("StatefulSet", f"{PREFIX}-shard-shard-a"), ("Deployment", f"{PREFIX}-site")):
+        env = container_env(main_container(full_render.get(kind, workload)))
         assert "PRESSROOM_PURGE_SECRET" in env and "PRESSROOM_S3_SECRET_KEY" in env
         assert "PRESSROOM_DATABASE_URL" not in env and "PRESSROOM_OPERATOR_TOKEN" not in env
+        assert not any(name.startswith("PRESSROOM_SHARD_SECRET_") for name in env)  # other shards' credentials
+    site = container_env(main_container(full_render.get("Deployment", f"{PREFIX}-site")))
+    assert "PRESSROOM_RUNTIME_SECRET" not in site
     secret_values = [value for obj in full_render.of_kind("ConfigMap") for value in obj["data"].values()]
     assert not any(value == "shh" for value in secret_values)
 
@@ -326,8 +390,12 @@ def test_control_plane_has_a_disruption_budget_and_a_service_account(default_ren
 @pytest.mark.parametrize(
     ("setting", "message"),
     [
-        ("workers[0].name=Bad_Name", "must be a DNS label"),
-        ("workers[0].name=ok,workers[0].tenants={Acme}", "is not a tenant slug"),
+        ("shards[0].name=Bad_Name", "must be a DNS label"),
+        ("defaultShard=nope", "is not one of shards[].name"),
+        (
+            "shards[1].name=b,shards[1].platform=true,shards[0].name=default,shards[0].platform=true",
+            "at most one of shards[] may set platform",
+        ),
         ('auth.purgeSecret=a"b', "auth.purgeSecret may only hold"),
         ('varnish.enabled=true,varnish.purgeAllowedCidrs={evil"}', "is not an IP address or CIDR"),
     ],

@@ -185,9 +185,11 @@ affinity:
 {{- end }}
 {{- end }}
 
-{{/* The pod template of a Pressroom process: the control plane, the site server, a worker.
+{{/* The pod template of a Pressroom process: the control plane, the site server, a runtime.
      Call with (dict "ctx" $ "component" NAME "args" LIST "port" PORT-or-nil "needs" LIST
-                     "resources" MAP "scheduling" MAP). */}}
+                     "resources" MAP "scheduling" MAP), and optionally "env" (a YAML list of
+     further env entries), "data" ("none": no data volume; "readOnly": all of it, read-only;
+     else a subPath of the volume, e.g. "shards/a", the only part the pod sees). */}}
 {{- define "pressroom.podTemplate" -}}
 {{- $ctx := .ctx -}}
 metadata:
@@ -220,9 +222,15 @@ spec:
       envFrom:
         - configMapRef:
             name: {{ include "pressroom.fullname" $ctx }}-env
-      {{- with include "pressroom.secretEnv" (dict "ctx" $ctx "needs" .needs) | trim }}
+      {{- $env := include "pressroom.secretEnv" (dict "ctx" $ctx "needs" .needs) | trim }}
+      {{- if or $env .env }}
       env:
+        {{- with $env }}
         {{- . | nindent 8 }}
+        {{- end }}
+        {{- with .env }}
+        {{- . | trim | nindent 8 }}
+        {{- end }}
       {{- end }}
       {{- if .port }}
       ports:
@@ -250,11 +258,19 @@ spec:
       volumeMounts:
         - name: tmp
           mountPath: /tmp
+        {{- if ne (toString .data) "none" }}
         - name: data
           mountPath: /var/lib/pressroom
+          {{- if eq (toString .data) "readOnly" }}
+          readOnly: true
+          {{- else if .data }}
+          subPath: {{ .data }}
+          {{- end }}
+        {{- end }}
   volumes:
     - name: tmp
       emptyDir: {}
+    {{- if ne (toString .data) "none" }}
     - name: data
       {{- if $ctx.Values.persistence.enabled }}
       persistentVolumeClaim:
@@ -262,4 +278,47 @@ spec:
       {{- else }}
       emptyDir: {}
       {{- end }}
+    {{- end }}
+{{- end }}
+
+{{/* Shards -------------------------------------------------------------------------- */}}
+
+{{- define "pressroom.shardSecret" -}}
+{{- default (printf "%s-shard-%s" (include "pressroom.fullname" .ctx) .shard.name) .shard.existingSecret }}
+{{- end }}
+
+{{- define "pressroom.shardSecretVar" -}}
+{{- printf "PRESSROOM_SHARD_SECRET_%s" (.name | upper | replace "-" "_") }}
+{{- end }}
+
+{{/* The control plane's routing: each shard's secret from its Secret, then PRESSROOM_SHARDS
+     (JSON) built from them with Kubernetes' $(VAR) expansion, so no secret sits in values. */}}
+{{- define "pressroom.shardsEnv" -}}
+{{- $shards := dict }}
+{{- range $shard := .Values.shards }}
+- name: {{ include "pressroom.shardSecretVar" $shard }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "pressroom.shardSecret" (dict "ctx" $ "shard" $shard) }}
+      key: PRESSROOM_RUNTIME_SECRET
+{{- $url := printf "http://%s-shard-%s:%v" (include "pressroom.fullname" $) $shard.name $.Values.runtime.port }}
+{{- $_ := set $shards $shard.name (dict "url" $url "secret" (printf "$(%s)" (include "pressroom.shardSecretVar" $shard))) }}
+{{- end }}
+- name: PRESSROOM_SHARDS
+  value: {{ toJson $shards | quote }}
+- name: PRESSROOM_DEFAULT_SHARD
+  value: {{ .Values.defaultShard | quote }}
+- name: PRESSROOM_RUNTIME_TIMEOUT_SECONDS
+  value: {{ .Values.runtime.timeoutSeconds | quote }}
+- name: PRESSROOM_MOVE_DRAIN_SECONDS
+  value: {{ .Values.runtime.moveDrainSeconds | quote }}
+{{- end }}
+
+{{/* A NetworkPolicy peer: the pods of this release with a component, (dict "ctx" $ "component" NAME). */}}
+{{- define "pressroom.peer" -}}
+- podSelector:
+    matchLabels:
+      app.kubernetes.io/name: {{ include "pressroom.name" .ctx }}
+      app.kubernetes.io/instance: {{ .ctx.Release.Name }}
+      app.kubernetes.io/component: {{ .component }}
 {{- end }}
