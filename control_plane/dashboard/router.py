@@ -19,6 +19,7 @@ from control_plane.dashboard.release_pages import ReleasePages
 from control_plane.dashboard.schedule_pages import SchedulePages
 from control_plane.dashboard.security import SECURITY_HEADERS, protect_forms
 from control_plane.dashboard.session import session_middleware
+from control_plane.dashboard.site_pages import SitePages
 from control_plane.dashboard.views import PREFIX
 from control_plane.settings import ControlPlaneSettings
 
@@ -27,7 +28,7 @@ def build_dashboard(settings: ControlPlaneSettings) -> Router:
     """The ``/dashboard`` router, its session cookie keyed by the configured session secret."""
     return Router(
         path=PREFIX,
-        route_handlers=[AuthPages, DocumentPages, SchedulePages, OperationPages, ReleasePages],
+        route_handlers=[AuthPages, DocumentPages, SchedulePages, OperationPages, ReleasePages, SitePages],
         middleware=[session_middleware(settings)],
         guards=[protect_forms],
         dependencies={"signed_in": Provide(provide_signed_in, sync_to_thread=True)},

@@ -1,0 +1,255 @@
+"""The site: its settings (title, timezone), navigation and redirects (drafts, published by a release),
+webhooks (the signing secret shown once) and the search index — each through the API's own services."""
+
+from __future__ import annotations
+
+from typing import Any
+from zoneinfo import available_timezones
+
+import msgspec
+from litestar import Controller, Request, Response, get, post
+
+from control_plane.auth import Principal
+from control_plane.container import Services
+from control_plane.dashboard.context import site_for
+from control_plane.dashboard.forms import FormData, checked, form_key, new_form_key, number, text
+from control_plane.dashboard.views import error_message, flash_error, notice, page, see_other, url
+from control_plane.site.schemas import ResourceUpdate
+from control_plane.webhooks.schemas import WebhookCreate
+from tenant_runtime.errors import BadRequest, PressroomError
+
+TIMEZONES = sorted(available_timezones() - {"localtime", "Factory"})
+BLANK_ROWS = 3  # empty rows offered below a list's items; saving with more filled gives more next time
+MAX_ROWS = 200
+REDIRECT_STATUSES = (301, 302, 307, 308)
+
+
+def navigation_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The navigation editor's rows in order; fully empty rows are dropped."""
+    rows = []
+    for i in range(MAX_ROWS + BLANK_ROWS):
+        label, href = text(data, f"label_{i}").strip(), text(data, f"href_{i}").strip()
+        if label or href:
+            rows.append({"label": label, "href": href})
+    return rows
+
+
+def redirect_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The redirects editor's rows in order; fully empty rows are dropped."""
+    rows = []
+    for i in range(MAX_ROWS + BLANK_ROWS):
+        source, target = text(data, f"from_{i}").strip(), text(data, f"to_{i}").strip()
+        if source or target:
+            status = number(data, f"status_{i}")
+            rows.append({"from": source, "to": target, "status": status if status in REDIRECT_STATUSES else 301})
+    return rows
+
+
+class SitePages(Controller):
+    """``/dashboard/sites/{tenant}/site``."""
+
+    path = "/sites/{tenant:str}/site"
+
+    @get("/", sync_to_thread=True)
+    def site(
+        self, request: Request[Any, Any, Any], tenant: str, signed_in: Principal, services: Services
+    ) -> Response[str]:
+        """Settings, navigation, redirects, webhooks and search, one section each."""
+        return self._page(request, services, signed_in, tenant)
+
+    @post("/settings", sync_to_thread=True)
+    def settings(
+        self, request: Request[Any, Any, Any], tenant: str, data: FormData, signed_in: Principal, services: Services
+    ) -> Response[Any]:
+        """Save the title and the timezone (dates in the dashboard and on the site follow it)."""
+        title, timezone = text(data, "title").strip(), text(data, "timezone").strip()
+        typed = {"title": title, "timezone": timezone}
+        if not title or len(title) > 200:
+            return self._page(
+                request,
+                services,
+                signed_in,
+                tenant,
+                typed=typed,
+                field_errors={"title": "A title is 1-200 characters."},
+            )
+        try:
+            services.site.configure(signed_in, tenant, title=title, timezone=timezone, idempotency_key=form_key(data))
+        except PressroomError as exc:
+            if exc.code == "invalid_timezone":
+                return self._page(
+                    request,
+                    services,
+                    signed_in,
+                    tenant,
+                    typed=typed,
+                    field_errors={
+                        "timezone": f"“{timezone}” is not a timezone; pick one from the list (e.g. Europe/Berlin)."
+                    },
+                )
+            return self._page(
+                request, services, signed_in, tenant, typed=typed, errors=[error_message(exc)], status=exc.status
+            )
+        notice(request, f"Settings saved: “{title}”, times in {timezone}.")
+        return see_other(url("sites", tenant, "site"))
+
+    @post("/navigation", sync_to_thread=True)
+    def navigation(
+        self, request: Request[Any, Any, Any], tenant: str, data: FormData, signed_in: Principal, services: Services
+    ) -> Response[Any]:
+        """Save a new draft version of the navigation (a release publishes it)."""
+        return self._resource(request, services, signed_in, tenant, "navigation", navigation_rows(data), data)
+
+    @post("/redirects", sync_to_thread=True)
+    def redirects(
+        self, request: Request[Any, Any, Any], tenant: str, data: FormData, signed_in: Principal, services: Services
+    ) -> Response[Any]:
+        """Save a new draft version of the redirects (a release publishes them)."""
+        return self._resource(request, services, signed_in, tenant, "redirects", redirect_rows(data), data)
+
+    @post("/webhooks", sync_to_thread=True)
+    def register_webhook(
+        self, request: Request[Any, Any, Any], tenant: str, data: FormData, signed_in: Principal, services: Services
+    ) -> Response[Any]:
+        """Register an endpoint; the page shows its signing secret this once."""
+        endpoint = text(data, "url").strip()
+        try:
+            create = msgspec.convert({"url": endpoint}, WebhookCreate)
+        except msgspec.ValidationError:
+            return self._page(
+                request,
+                services,
+                signed_in,
+                tenant,
+                typed={"url": endpoint},
+                field_errors={"url": "Enter an http:// or https:// address (8-2000 characters, no spaces)."},
+            )
+        try:
+            outcome = services.webhooks.register(signed_in, tenant, create, idempotency_key=form_key(data))
+        except PressroomError as exc:
+            if isinstance(exc, BadRequest):
+                return self._page(
+                    request, services, signed_in, tenant, typed={"url": endpoint}, field_errors={"url": exc.message}
+                )
+            return self._page(request, services, signed_in, tenant, errors=[error_message(exc)], status=exc.status)
+        return self._page(request, services, signed_in, tenant, new_secret=outcome.body, status=201)
+
+    @post("/webhooks/{endpoint_id:str}/{verb:str}", sync_to_thread=True)
+    def toggle_webhook(
+        self,
+        request: Request[Any, Any, Any],
+        tenant: str,
+        endpoint_id: str,
+        verb: str,
+        signed_in: Principal,
+        services: Services,
+    ) -> Response[Any]:
+        """Enable or disable an endpoint (a disabled one gets nothing, pending retries included)."""
+        if verb not in ("enable", "disable"):
+            flash_error(request, BadRequest("Enable or disable.", details={"verb": verb}))
+            return see_other(url("sites", tenant, "site") + "#webhooks")
+        try:
+            services.webhooks.set_enabled(signed_in, tenant, endpoint_id, verb == "enable")
+        except PressroomError as exc:
+            flash_error(request, exc)
+            return see_other(url("sites", tenant, "site") + "#webhooks")
+        notice(request, f"Webhook {endpoint_id} {verb}d.")
+        return see_other(url("sites", tenant, "site") + "#webhooks")
+
+    @post("/search", sync_to_thread=True)
+    def rebuild_search(
+        self, request: Request[Any, Any, Any], tenant: str, data: FormData, signed_in: Principal, services: Services
+    ) -> Response[Any]:
+        """Replay every published document into a fresh search index."""
+        try:
+            outcome = services.site.rebuild_search(signed_in, tenant, force=checked(data, "force"))
+        except PressroomError as exc:
+            flash_error(request, exc)
+            return see_other(url("sites", tenant, "site") + "#search")
+        operation_id = outcome.body.get("operation_id")
+        if operation_id:
+            notice(request, f"Search rebuild requested: operation {operation_id} is {outcome.body.get('status')}.")
+            return see_other(url("sites", tenant, "operations", operation_id))
+        notice(request, "The search index is already populated; tick “even if populated” to rebuild it anyway.")
+        return see_other(url("sites", tenant, "site") + "#search")
+
+    def _resource(
+        self,
+        request: Request[Any, Any, Any],
+        services: Services,
+        principal: Principal,
+        tenant: str,
+        name: str,
+        rows: list[dict[str, Any]],
+        data: dict[str, Any],
+    ) -> Response[Any]:
+        version = number(data, "version")
+        try:
+            if version is None:
+                raise BadRequest("The form lost its version; reload the page.", details={"field": "version"})
+            outcome = services.site.update_resource(
+                principal, tenant, name, ResourceUpdate(version=version, content=rows), idempotency_key=form_key(data)
+            )
+        except PressroomError as exc:
+            message = error_message(exc)["message"]
+            if exc.code == "version_conflict":  # the friendly text speaks of documents
+                message = f"{exc.message} Reload the page to see the current version; your rows are kept below."
+            return self._page(
+                request,
+                services,
+                principal,
+                tenant,
+                rows={name: rows},
+                field_errors={name: message},
+                status=exc.status,
+            )
+        notice(
+            request,
+            f"{name.capitalize()} saved as draft version {outcome.body.get('version')}; publish it with a release.",
+        )
+        return see_other(url("sites", tenant, "site") + f"#{name}")
+
+    @staticmethod
+    def _page(
+        request: Request[Any, Any, Any],
+        services: Services,
+        principal: Principal,
+        tenant: str,
+        *,
+        typed: dict[str, str] | None = None,
+        rows: dict[str, list[dict[str, Any]]] | None = None,
+        field_errors: dict[str, str] | None = None,
+        errors: list[dict[str, Any]] | None = None,
+        new_secret: dict[str, Any] | None = None,
+        status: int | None = None,
+    ) -> Response[str]:
+        site = site_for(services, principal, tenant)
+        settings = services.site.settings(principal, tenant)
+        navigation = services.site.resource(principal, tenant, "navigation")
+        redirects = services.site.resource(principal, tenant, "redirects")
+        rows = rows or {}
+        webhooks = services.webhooks.list(principal, tenant) if site.can("site.admin") else []
+        return page(
+            request,
+            "site.html",
+            status_code=status or (400 if field_errors else 200),
+            errors=errors,
+            principal=principal,
+            site=site,
+            settings=settings,
+            typed=typed or {},
+            timezones=TIMEZONES,
+            navigation=navigation,
+            redirects=redirects,
+            navigation_rows=rows.get("navigation", navigation.content or []),
+            redirect_rows=rows.get("redirects", redirects.content or []),
+            blank_rows=BLANK_ROWS,
+            redirect_statuses=REDIRECT_STATUSES,
+            webhooks=webhooks,
+            new_secret=new_secret,
+            field_errors=field_errors or {},
+            form_key=new_form_key(),
+        )
+
+
+__all__ = ["SitePages", "navigation_rows", "redirect_rows"]
