@@ -15,6 +15,7 @@ from control_plane.dashboard.context import provide_signed_in
 from control_plane.dashboard.document_pages import DocumentPages
 from control_plane.dashboard.errors import EXCEPTION_HANDLERS
 from control_plane.dashboard.operation_pages import OperationPages
+from control_plane.dashboard.ops_pages import OperatorPages
 from control_plane.dashboard.release_pages import ReleasePages
 from control_plane.dashboard.schedule_pages import SchedulePages
 from control_plane.dashboard.security import SECURITY_HEADERS, protect_forms
@@ -28,7 +29,15 @@ def build_dashboard(settings: ControlPlaneSettings) -> Router:
     """The ``/dashboard`` router, its session cookie keyed by the configured session secret."""
     return Router(
         path=PREFIX,
-        route_handlers=[AuthPages, DocumentPages, SchedulePages, OperationPages, ReleasePages, SitePages],
+        route_handlers=[
+            AuthPages,
+            DocumentPages,
+            SchedulePages,
+            OperationPages,
+            ReleasePages,
+            SitePages,
+            OperatorPages,
+        ],
         middleware=[session_middleware(settings)],
         guards=[protect_forms],
         dependencies={"signed_in": Provide(provide_signed_in, sync_to_thread=True)},

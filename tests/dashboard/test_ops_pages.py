@@ -1,0 +1,106 @@
+"""The operator console: tenants with status, queue depth and lateness; create, suspend/resume, quota;
+dead operations across tenants with replay; the operator audit by action. Members are refused."""
+
+from __future__ import annotations
+
+from dispatch.prefect_twin import RecordingPrefect
+from tenant_runtime.actions import operations as operation_actions
+from tenant_runtime.workflows import Carried
+from tests.dashboard.conftest import Dashboard
+from tests.dashboard.test_dashboard import _create, _flash
+from tests.dashboard.test_document_pages import _publish
+
+
+def _prefect(dashboard: Dashboard) -> RecordingPrefect:
+    """The twin the control plane asks about queues and late runs."""
+    prefect = dashboard.services.prefect
+    assert isinstance(prefect, RecordingPrefect)
+    return prefect
+
+
+def test_an_operator_sees_every_tenant_creates_one_and_sets_its_quota(
+    dashboard: Dashboard, operator_token: str
+) -> None:
+    dashboard.tenant("acme")
+    _prefect(dashboard).late["acme"] = (2, 95.0)  # what Prefect reports of acme's queue
+    operator = dashboard.browser(operator_token)
+
+    console = operator.get("/dashboard/ops")
+    assert console.status_code == 200 and 'id="tenant-acme"' in console.text
+    assert "2 late" in console.text and "by up to 95 s" in console.text
+
+    bad = operator.post("/dashboard/ops/tenants", {"slug": "Bad Slug", "name": "Globex"})
+    assert bad.status_code == 400 and 'id="slug-error"' in bad.text and 'value="Bad Slug"' in bad.text
+    made = operator.post("/dashboard/ops/tenants", {"slug": "globex", "name": "Globex"})
+    assert "Site globex created" in _flash(made.text) and 'id="tenant-globex"' in made.text
+    quota = operator.post("/dashboard/ops/tenants/globex/quota", {"publishes_per_hour": "12"})
+    assert "may publish 12 times an hour" in _flash(quota.text)
+    assert dashboard.services.tenants.get("globex").publishes_per_hour == 12
+    refused = operator.post("/dashboard/ops/tenants/globex/quota", {"publishes_per_hour": "lots"})
+    assert "whole number" in _flash(refused.text)
+
+
+def test_a_suspended_sites_editor_sees_why_and_is_refused_until_it_resumes(
+    dashboard: Dashboard, operator_token: str
+) -> None:
+    editor = dashboard.browser(dashboard.tenant("acme", role="editor"))
+    operator = dashboard.browser(operator_token)
+
+    suspended = operator.post("/dashboard/ops/tenants/acme/suspend", {})
+    assert "is suspended" in _flash(suspended.text) and 'data-status="suspended"' in suspended.text
+    assert [c for c in _prefect(dashboard).called("ensure_queue") if c["tenant"] == "acme"][-1]["paused"] is True
+
+    page = editor.get("/dashboard/sites/acme/documents/new")
+    assert "This site is <strong>suspended</strong>" in page.text
+    refused = editor.post("/dashboard/sites/acme/documents", {"slug": "x", "title": "X", "body": "", "kind": "post"})
+    assert refused.status_code == 423 and "tenant_suspended" in refused.text
+    assert dashboard.documents("acme") == []
+
+    operator.post("/dashboard/ops/tenants/acme/resume", {})
+    assert "suspended" not in editor.get("/dashboard/sites/acme").text.split("<main")[1].split("</h1>")[0]
+    audit = operator.get("/dashboard/ops/audit?action=tenant.suspend")
+    assert (
+        audit.status_code == 200
+        and "tenant.suspend" in audit.text
+        and "tenant.resume" not in audit.text.split("<tbody>")[1]
+    )
+
+
+def test_dead_operations_across_tenants_are_replayed_from_the_console(
+    dashboard: Dashboard, operator_token: str
+) -> None:
+    browser = dashboard.browser(dashboard.tenant("acme"))
+    doc_id = _create(browser, "acme")
+    _publish(browser, "acme", doc_id)
+    dashboard.services.handoff.flush()
+    (operation,) = dashboard.operations("acme")
+    with dashboard.factory.open("acme").transaction() as tx:
+        carried = Carried(operation_id=operation.id, workflow=operation.flow_name, fields={})
+        operation_actions.claim(tx, carried, flow_run_id=operation.flow_run_id or "")
+        operation_actions.fail(
+            tx,
+            operation.id,
+            step="render_page",
+            error_code="render_failed",
+            error_message="theme broke",
+            max_retries=5,
+            next_attempt_at=None,
+            permanent=True,
+        )
+    operator = dashboard.browser(operator_token)
+
+    dead = operator.get("/dashboard/ops/operations")
+    assert f'id="{operation.id}"' in dead.text and "render_failed" in dead.text
+    replayed = operator.post(f"/dashboard/ops/operations/acme/{operation.id}/retry", {})
+
+    assert "queued again" in _flash(replayed.text) and f'id="{operation.id}"' not in replayed.text
+    assert [o.status for o in dashboard.operations("acme")] == ["queued"]
+
+
+def test_a_member_is_refused_the_console(dashboard: Dashboard) -> None:
+    owner = dashboard.browser(dashboard.tenant("acme"))
+
+    assert owner.get("/dashboard/ops").status_code == 403
+    assert owner.get("/dashboard/ops/audit").status_code == 403
+    refused = owner.post("/dashboard/ops/tenants/acme/suspend", {})
+    assert refused.status_code == 403 and dashboard.services.tenants.get("acme").status == "active"
