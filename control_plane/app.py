@@ -25,6 +25,7 @@ from control_plane.http.schemas import StrictStructSchemaPlugin
 from control_plane.lanes.controllers import BriefController, CostController, LaneController
 from control_plane.media.controllers import MediaController, MediaPolicyController
 from control_plane.operations.controllers import OperationController
+from control_plane.packages.controllers import PackageController, PlatformKeyController
 from control_plane.releases.controllers import ReleaseController
 from control_plane.settings import Settings
 from control_plane.site.controllers import SiteController
@@ -46,6 +47,8 @@ CONTROLLERS = (
     CostController,
     MediaController,
     MediaPolicyController,
+    PackageController,
+    PlatformKeyController,
 )
 
 

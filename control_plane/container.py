@@ -16,6 +16,7 @@ from control_plane.lanes.services import LaneService
 from control_plane.media.services import MediaService
 from control_plane.operations.services import OperationService
 from control_plane.placement import PlacementService, ShardRouter
+from control_plane.packages.services import PackageService, PlatformKeyService
 from control_plane.releases.services import ReleaseService
 from control_plane.settings import Settings
 from control_plane.site.services import SiteService
@@ -27,6 +28,7 @@ from dispatch.prefect_port import PrefectPort
 from dispatch.relay import Relay
 from dispatch.runtime import InProcessRuntime, RelayHandoff, RuntimeClient, RuntimeTransport
 from dispatch.runtime.http_transport import HttpRuntime
+from tenant_runtime.packages import PlatformKeyring
 from tenant_runtime.workspace import WorkspaceFactory
 
 
@@ -52,6 +54,8 @@ class Services:
     backups: BackupService
     lanes: LaneService
     media: MediaService
+    packages: PackageService
+    platform_keys: PlatformKeyService
 
     @classmethod
     def build(
@@ -127,6 +131,8 @@ class Services:
             backups=BackupService(gate, runtime),
             lanes=LaneService(gate, runtime),
             media=MediaService(gate, runtime, tenants),
+            packages=PackageService(gate, runtime),
+            platform_keys=PlatformKeyService(engine, PlatformKeyring.under(settings.runtime.data_dir)),
         )
 
     async def close(self) -> None:

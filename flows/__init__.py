@@ -6,6 +6,7 @@ from prefect import Flow
 
 from flows.export_backup import export_backup
 from flows.lanes.write_article import write_article
+from flows.install_package import install_package
 from flows.publish import deliver_release, publish_batch, publish_document, scheduled_publish
 from flows.rebuild_search_index import rebuild_search_index
 from flows.seed_example_site import seed_example_site
@@ -22,6 +23,7 @@ FLOWS: dict[Workflow, Flow[Any, Any]] = {
     Workflow.REBUILD_SEARCH_INDEX: rebuild_search_index,
     Workflow.EXPORT_BACKUP: export_backup,
     Workflow.WRITE_ARTICLE: write_article,
+    Workflow.INSTALL_PACKAGE: install_package,
 }
 
 __all__ = ["FLOWS"]

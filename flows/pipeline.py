@@ -214,12 +214,14 @@ async def deliver(
     withdrawals: tuple[Withdrawal, ...] = (),
     site_tags: Sequence[str] = (),
     generation: int = 0,
+    notify: bool = True,
 ) -> RunOutcome:
     """Deliver ``items`` and ``withdrawals``, refresh the site, tell plugins; an outcome for each operation.
 
     An operation with no item of its own (a release of site resources only) succeeds
     when the site is refreshed. When every item turns out superseded and the run
-    changes nothing site-wide, the site is left to the newer deliveries.
+    changes nothing site-wide, the site is left to the newer deliveries. ``notify=False``
+    (a re-render of what is public already, e.g. a new theme) tells no plugin.
     """
     # Only a run of several operations sets a permanently failing item aside (see run_each).
     set_aside = len(operations) > 1
@@ -251,7 +253,7 @@ async def deliver(
     facts: dict[str, JsonValue] = {"delivered": len(current), "withdrawn": len(withdrawn)}
     if current or withdrawn or site_tags or not (items or withdrawals):
         facts.update(await refresh_site(tenant, run_id, generation, unique(tags, site_tags)))
-    if current:
+    if current and notify:
         notified = await notify_plugins(tenant, run_id, current, set_aside)
         failed.update(notified.failed)
         facts["webhooks"] = sum(n.get("delivered", 0) for n in notified.done.values())

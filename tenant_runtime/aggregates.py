@@ -34,6 +34,7 @@ from sqlmodel import Session
 from tenant_runtime import queries
 from tenant_runtime.delivery import HOME_KEY, HTML, site_view, store_object
 from tenant_runtime.ids import as_utc, utcnow
+from tenant_runtime.packages.themes import site_theme
 from tenant_runtime.rendering import ListingItem, plain_text, render_atom, render_home, render_rss, render_sitemap
 from tenant_runtime.workspace.open import Workspace
 
@@ -83,7 +84,7 @@ def render_aggregates(ws: Workspace, tx: Session, names: tuple[str, ...] = tuple
     posts = [item.published_at for item in items if item.kind == "post"]
     updated = max(posts) if posts else _EMPTY_FEED_UPDATED
     renderers: dict[str, Callable[[], bytes]] = {
-        "home": lambda: render_home(site, items).encode(),
+        "home": lambda: render_home(site, items, theme=site_theme(ws, tx)).encode(),
         "sitemap": lambda: render_sitemap(site, entries),
         "atom": lambda: render_atom(site, items, updated),
         "rss": lambda: render_rss(site, items, updated),

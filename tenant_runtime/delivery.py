@@ -14,6 +14,7 @@ from sqlmodel import Session
 
 from tenant_runtime import queries
 from tenant_runtime.ids import as_utc, utcnow
+from tenant_runtime.packages.themes import site_theme
 from tenant_runtime.rendering import (
     DocumentKind,
     DocumentView,
@@ -142,7 +143,7 @@ def render_document_page(ws: Workspace, document_id: str, version: int, operatio
     with ws.transaction() as tx:
         document = queries.get_document(tx, document_id)
         revision = queries.get_revision(tx, document_id, version)
-        html = render_page(site_view(ws, tx), document_view(document, revision))
+        html = render_page(site_view(ws, tx), document_view(document, revision), theme=site_theme(ws, tx))
         return store_object(
             ws,
             tx,
@@ -159,7 +160,7 @@ def render_home_page(ws: Workspace, generation: int, operation_id: str) -> Rende
     """Render the home listing as of now, recording the site generation it reflects."""
     with ws.transaction() as tx:
         current = queries.site_state(tx).generation
-        html = render_home(site_view(ws, tx), listing_items(tx))
+        html = render_home(site_view(ws, tx), listing_items(tx), theme=site_theme(ws, tx))
         return store_object(
             ws,
             tx,

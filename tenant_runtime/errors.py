@@ -27,7 +27,11 @@ tree to ``{"error": {"code", "message", "details"}}`` in one place.
     │   └── RuntimeUnavailable          503 runtime_unavailable (Retry-After: details.retry_after)
     │       └── TenantMoving            503 tenant_moving (Retry-After: details.retry_after)
     └── Permanent                       422 permanent_failure (flows: never retried)
-        └── ClaimRejected               422 claim_rejected
+        ├── ClaimRejected               422 claim_rejected
+        └── PackageRejected             422 package_invalid (and package_unsigned, package_untrusted,
+                                            package_signature_invalid, package_hash_mismatch,
+                                            package_unsafe_path, package_too_large, …: a package
+                                            refused before anything of it is written)
 """
 
 from __future__ import annotations
@@ -161,6 +165,12 @@ class ClaimRejected(Permanent):
     code = "claim_rejected"
 
 
+class PackageRejected(Permanent):
+    """A package that must not be installed: bad archive, signature, key, hash, path or contents."""
+
+    code = "package_invalid"
+
+
 __all__ = [
     "AlreadyExists",
     "BadRequest",
@@ -175,6 +185,7 @@ __all__ = [
     "InvalidSlug",
     "NotFound",
     "NotOnShard",
+    "PackageRejected",
     "PayloadTooLarge",
     "Permanent",
     "PressroomError",

@@ -7,6 +7,7 @@ operations.py  operations list|retry, runs describe
 versions.py    revisions list|diff|restore
 backups.py     backups create|list (a site's backups, imports and restores)
 lanes.py       briefs submit|show, lanes list|pack|edit-pack|budget|costs
+packages.py    packages keygen|sign|install|list|rollback|uninstall, packages keys …
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from control_plane.cli import (  # noqa: F401  (they register their commands)
     backups,
     lanes,
     operations,
+    packages,
     servers,
     tenants,
     versions,

@@ -9,6 +9,7 @@ import msgspec
 
 from tenant_runtime import aggregates, delivery, public_records, queries, search
 from tenant_runtime.actions import site_resources
+from tenant_runtime.packages.themes import site_theme
 from tenant_runtime.rendering import render_home, render_not_found, render_page, render_search
 from tenant_runtime.workspace import Workspace
 
@@ -41,7 +42,7 @@ def home(ws: Workspace) -> Page:
             data = ws.store.get(delivery.HOME_KEY)
             if data is not None:
                 return Page(200, data, HTML, _tags(ws, "home"), "object")
-        html = render_home(delivery.site_view(ws, tx), delivery.listing_items(tx))
+        html = render_home(delivery.site_view(ws, tx), delivery.listing_items(tx), theme=site_theme(ws, tx))
     return Page(200, html.encode(), HTML, _tags(ws, "home"), "live")
 
 
@@ -61,7 +62,7 @@ def document(ws: Workspace, slug: str) -> Page:
             data = ws.store.get(key)
             if data is not None:
                 return Page(200, data, HTML, tags, "object")
-        html = render_page(delivery.site_view(ws, tx), delivery.document_view(doc, revision))
+        html = render_page(delivery.site_view(ws, tx), delivery.document_view(doc, revision), theme=site_theme(ws, tx))
     return Page(200, html.encode(), HTML, tags, "live")
 
 
@@ -107,5 +108,5 @@ def search_page(ws: Workspace, q: str) -> Page:
     """The search results page for ``q``; a query that is not words finds nothing, never an error."""
     hits = search.search(ws, q, SEARCH_RESULTS)
     with ws.reader() as tx:
-        html = render_search(delivery.site_view(ws, tx), q, hits)
+        html = render_search(delivery.site_view(ws, tx), q, hits, theme=site_theme(ws, tx))
     return Page(200, html.encode(), HTML, _tags(ws, "search"), "live")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from dispatch.runtime import messages as m
+from dispatch.runtime.packages import PackageKeyOut, PackageOut
 from dispatch.runtime.views import (
     CommandResult,
     DeliveryOut,
@@ -109,6 +110,16 @@ class RuntimeClient:
 
     def media_policy(self, tenant: str, actor: m.ActorRef) -> MediaPolicyOut:
         result: MediaPolicyOut = self.transport.query(tenant, actor, m.GetMediaPolicy())
+        return result
+
+    def packages(self, tenant: str, actor: m.ActorRef, *, include_uninstalled: bool = False) -> list[PackageOut]:
+        result: list[PackageOut] = self.transport.query(
+            tenant, actor, m.ListPackages(include_uninstalled=include_uninstalled)
+        )
+        return result
+
+    def package_keys(self, tenant: str, actor: m.ActorRef) -> list[PackageKeyOut]:
+        result: list[PackageKeyOut] = self.transport.query(tenant, actor, m.ListPackageKeys())
         return result
 
     def figures(self, tenant: str, actor: m.ActorRef) -> TenantFigures:

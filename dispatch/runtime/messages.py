@@ -179,6 +179,47 @@ class SetMediaPolicy(Message, frozen=True):
     retention_days: int | None = None
 
 
+# --- packages (dispatch/runtime/packages.py) ------------------------------------------------------
+
+
+class ListPackages(Message, frozen=True):
+    include_uninstalled: bool = False
+
+
+class ListPackageKeys(Message, frozen=True):
+    pass
+
+
+class InstallPackage(Message, frozen=True):
+    archive: bytes  # the package archive (base64 on the wire)
+    pin_theme: bool = False
+    options: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+class RollbackPackage(Message, frozen=True):
+    name: str
+    version: str | None = None
+
+
+class UninstallPackage(Message, frozen=True):
+    name: str
+
+
+class AddPackageKey(Message, frozen=True):
+    public_key: str
+    name: str = ""
+    expires_at: datetime | None = None
+
+
+class RevokePackageKey(Message, frozen=True):
+    key_id: str
+
+
+class ExpirePackageKey(Message, frozen=True):
+    key_id: str
+    at: datetime
+
+
 class CreateWorkspace(Message, frozen=True):
     """Create the tenant's workspace (idempotent) titled ``title``: the operator's tenant creation."""
 
@@ -242,6 +283,7 @@ Query = (
 
 __all__ = [
     "ActorRef",
+    "AddPackageKey",
     "CancelOperation",
     "Command",
     "ConfigureSite",
@@ -250,6 +292,7 @@ __all__ = [
     "CreateWorkspace",
     "DeleteMedia",
     "FindDocuments",
+    "ExpirePackageKey",
     "GetDocument",
     "GetDocumentDelivery",
     "GetFigures",
@@ -259,9 +302,12 @@ __all__ = [
     "GetReleaseContents",
     "GetSiteResource",
     "GetSiteSettings",
+    "InstallPackage",
     "ListDocuments",
     "ListMedia",
     "ListOperations",
+    "ListPackageKeys",
+    "ListPackages",
     "ListWebhooks",
     "Message",
     "PublishDocument",
@@ -272,9 +318,12 @@ __all__ = [
     "RescheduleRelease",
     "RestoreMedia",
     "RetryOperation",
+    "RevokePackageKey",
+    "RollbackPackage",
     "SeedSite",
     "SetMediaPolicy",
     "SetWebhookEnabled",
+    "UninstallPackage",
     "UnpublishDocument",
     "UpdateDocument",
     "UpdateSiteResource",

@@ -135,8 +135,9 @@ def create_release(
     _check_spec(spec)
     if spec.theme is not None:
         from tenant_runtime.actions.site_resources import validate_content
+        from tenant_runtime.packages.themes import installed_themes
 
-        validate_content("theme", {"name": spec.theme})
+        validate_content("theme", {"name": spec.theme}, themes=installed_themes(tx))
     theme_version = get_resource(tx, "theme").version
     _check_versions(tx, spec, theme_version if spec.theme else None)
     fields = spec.fields(theme_version)

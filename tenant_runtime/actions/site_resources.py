@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -10,6 +11,7 @@ from sqlmodel import Session, select
 from tenant_runtime import audit
 from tenant_runtime.errors import BadRequest, NotFound, VersionConflict
 from tenant_runtime.ids import utcnow
+from tenant_runtime.packages.themes import installed_themes
 from tenant_runtime.workspace.access import Actor
 from tenant_runtime.workspace.models import SiteResource, SiteResourceRevision
 
@@ -30,12 +32,12 @@ def _check_href(value: Any, field: str) -> str:
     return value
 
 
-def validate_content(name: str, content: Any) -> Any:
-    """Check a resource's content shape; returns the normalized content."""
+def validate_content(name: str, content: Any, *, themes: Sequence[str] = THEMES) -> Any:
+    """Check a resource's content shape; returns the normalized content. ``themes``: the installed themes."""
     if name == "theme":
-        if not isinstance(content, dict) or content.get("name") not in THEMES:
+        if not isinstance(content, dict) or content.get("name") not in themes:
             raise BadRequest(
-                'theme is {"name": <installed theme>}.', details={"allowed": list(THEMES)}, code="theme_not_found"
+                'theme is {"name": <installed theme>}.', details={"allowed": list(themes)}, code="theme_not_found"
             )
         return {"name": content["name"]}
     if not isinstance(content, list) or len(content) > MAX_ITEMS:
@@ -86,7 +88,7 @@ def update_resource(tx: Session, actor: Actor, name: str, content: Any, *, expec
             f"The {name} changed since you loaded it.",
             details={"expected_version": expected_version, "current_version": resource.version},
         )
-    content = validate_content(name, content)
+    content = validate_content(name, content, themes=installed_themes(tx))
     resource.version += 1
     resource.updated_at = utcnow()
     tx.add(resource)
@@ -94,3 +96,15 @@ def update_resource(tx: Session, actor: Actor, name: str, content: Any, *, expec
     tx.add(SiteResourceRevision(name=name, version=resource.version, content=content, actor=actor.id))
     audit.record(tx, f"site.{name}.edit", actor, "site_resource", name, version=resource.version)
     return resource
+
+
+def publish_theme_pin(tx: Session, actor_id: str, theme: str) -> int:
+    """Pin ``theme`` as a new published version of the theme resource (as a release does); the version."""
+    resource = get_resource(tx, "theme")
+    resource.version += 1
+    resource.published_version = resource.version
+    resource.updated_at = utcnow()
+    tx.add(resource)
+    tx.flush()
+    tx.add(SiteResourceRevision(name="theme", version=resource.version, content={"name": theme}, actor=actor_id))
+    return resource.version

@@ -11,9 +11,9 @@ every model and fails when one is added without a default).
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
 
 class Frozen(BaseModel):
@@ -187,6 +187,20 @@ class WriteArticleParameters(RunParameters):
         return self.brief_id
 
 
+class InstallPackageParameters(RunParameters):
+    """Install a verified package version (``install``), switch back to an installed one (``activate``:
+    rollback), or take a package off (``uninstall``). ``archive_sha256`` names the uploaded archive."""
+
+    name: str
+    version: str
+    action: Literal["install", "activate", "uninstall"] = "install"
+    archive_sha256: str = ""
+    # A theme: switch the site's theme pin to it in the activation transaction.
+    pin_theme: bool = False
+    # Handed to the kind's check (e.g. a lane graph's operator override).
+    options: dict[str, JsonValue] = Field(default_factory=dict)
+
+
 __all__ = [
     "PLATFORM_TENANT",
     "Carried",
@@ -197,6 +211,9 @@ __all__ = [
     "FanOutChoreParameters",
     "Frozen",
     "ImportContentParameters",
+
+
+    "InstallPackageParameters",
     "PlatformParameters",
     "PublishBatchParameters",
     "PublishDocumentParameters",

@@ -19,6 +19,7 @@ from tenant_runtime.workflows.names import Workflow
 from tenant_runtime.workflows.parameters import (
     DeliverReleaseParameters,
     ExportBackupParameters,
+    InstallPackageParameters,
     PublishBatchParameters,
     PublishDocumentParameters,
     RebuildSearchIndexParameters,
@@ -77,6 +78,7 @@ WORKFLOWS: dict[Workflow, WorkflowSpec] = {
         WorkflowSpec(Workflow.REBUILD_SEARCH_INDEX, RebuildSearchIndexParameters, "search_rebuild", "search-rebuild"),
         WorkflowSpec(Workflow.EXPORT_BACKUP, ExportBackupParameters, "backup", "backup"),
         WorkflowSpec(Workflow.WRITE_ARTICLE, WriteArticleParameters, "article", "brief", refreshes_aggregates=True),
+        WorkflowSpec(Workflow.INSTALL_PACKAGE, InstallPackageParameters, "package", "package"),
     )
 }
 
@@ -88,7 +90,6 @@ PLANNED: dict[Workflow, str] = {
     Workflow.SWEEP_MEDIA: "issue 12 (media)",
     Workflow.PRUNE_POLICIES: "issue 12 (versions)",
     Workflow.MIGRATE_FIELD: "issue 12 (custom fields)",
-    Workflow.INSTALL_PACKAGE: "issue 12 (packages)",
 }
 
 _BY_MODEL = {spec.parameters: spec for spec in WORKFLOWS.values()}

@@ -27,6 +27,7 @@ from tenant_runtime.workspace.open import (
     list_tenants,
     migrate_workspaces,
 )
+from tenant_runtime.workspace.package_models import InstalledPackage, PackageKey
 from tenant_runtime.workspace.version_models import RetentionPolicy, SpilloverPending
 
 __all__ = [
@@ -47,7 +48,9 @@ __all__ = [
     "Lane",
     "Media",
     "MediaPolicy",
+    "InstalledPackage",
     "Operation",
+    "PackageKey",
     "RenderedObject",
     "RetentionPolicy",
     "Revision",

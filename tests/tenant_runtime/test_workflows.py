@@ -43,6 +43,7 @@ REQUIRED_FIELDS = {
     Workflow.RESTORE_VERSION: {"tenant", "operation_id", "at", "snapshot_id"},
     Workflow.FAN_OUT_CHORE: {"chore"},
     Workflow.WRITE_ARTICLE: {"tenant", "operation_id", "brief_id", "lane", "pack_version", "graph_digest"},
+    Workflow.INSTALL_PACKAGE: {"tenant", "operation_id", "name", "version"},
 }
 
 

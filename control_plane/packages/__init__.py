@@ -1,0 +1,1 @@
+"""Packages: signed themes, plugins and lanes installed on a site, and the publisher keys it trusts."""

@@ -1,0 +1,122 @@
+"""Packages: install (verified in the request, installed by the install_package flow), rollback, uninstall,
+the installed list, and the publisher keys the site trusts (its own and the platform's)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+import msgspec
+from sqlalchemy import Engine
+from sqlmodel import Session
+
+from control_plane.auth import Principal
+from control_plane.commands import Command, CommandGate
+from control_plane.packages.schemas import PackageInstall
+from control_plane.tenants.actions import record
+from dispatch.runtime import CommandResult, RuntimeClient
+from dispatch.runtime import messages as m
+from dispatch.runtime.packages import PackageKeyOut, PackageOut
+from tenant_runtime.errors import Forbidden
+from tenant_runtime.ids import utcnow
+from tenant_runtime.packages import PlatformKeyring, TrustedKey
+
+
+class PackageService:
+    def __init__(self, gate: CommandGate, runtime: RuntimeClient) -> None:
+        self.gate = gate
+        self.runtime = runtime
+
+    def installed(self, principal: Principal, tenant: str, *, include_uninstalled: bool = False) -> list[PackageOut]:
+        return self.runtime.packages(
+            tenant, self.gate.reader(principal, tenant), include_uninstalled=include_uninstalled
+        )
+
+    def install(
+        self, principal: Principal, tenant: str, data: PackageInstall, *, idempotency_key: str | None = None
+    ) -> CommandResult:
+        """Verify the package now (4xx with a code, nothing written, if it fails) and queue its install."""
+        message = m.InstallPackage(archive=data.archive, pin_theme=data.pin_theme, options=data.options)
+        return self.gate.execute(
+            principal,
+            Command(
+                tenant, "site.admin", "packages.install", message, confirm=data.confirm, idempotency_key=idempotency_key
+            ),
+        )
+
+    def rollback(
+        self, principal: Principal, tenant: str, name: str, version: str | None, *, confirm: bool
+    ) -> CommandResult:
+        """Switch back to an installed version (default: the previous one)."""
+        message = m.RollbackPackage(name=name, version=version)
+        return self.gate.execute(
+            principal, Command(tenant, "site.admin", f"packages.rollback:{name}", message, confirm=confirm)
+        )
+
+    def uninstall(self, principal: Principal, tenant: str, name: str, *, confirm: bool) -> CommandResult:
+        message = m.UninstallPackage(name=name)
+        return self.gate.execute(
+            principal, Command(tenant, "site.admin", f"packages.uninstall:{name}", message, confirm=confirm)
+        )
+
+    def keys(self, principal: Principal, tenant: str) -> list[PackageKeyOut]:
+        return self.runtime.package_keys(tenant, self.gate.reader(principal, tenant))
+
+    def add_key(
+        self, principal: Principal, tenant: str, public_key: str, *, name: str = "", expires_at: datetime | None = None
+    ) -> CommandResult:
+        message = m.AddPackageKey(public_key=public_key, name=name, expires_at=expires_at)
+        return self.gate.execute(principal, Command(tenant, "site.admin", "packages.keys.add", message))
+
+    def revoke_key(self, principal: Principal, tenant: str, key_id: str) -> CommandResult:
+        message = m.RevokePackageKey(key_id=key_id)
+        return self.gate.execute(principal, Command(tenant, "site.admin", f"packages.keys.revoke:{key_id}", message))
+
+    def expire_key(self, principal: Principal, tenant: str, key_id: str, at: datetime) -> CommandResult:
+        message = m.ExpirePackageKey(key_id=key_id, at=at)
+        return self.gate.execute(principal, Command(tenant, "site.admin", f"packages.keys.expire:{key_id}", message))
+
+
+def _operator(principal: Principal) -> str:
+    if not principal.is_operator:
+        raise Forbidden("Only an operator may change the platform's trusted keys.")
+    return f"operator:{principal.token_id}"
+
+
+class PlatformKeyService:
+    """The platform keyring: publisher keys every tenant trusts, changed by operators (audited)."""
+
+    def __init__(self, engine: Engine, keyring: PlatformKeyring) -> None:
+        self.engine = engine
+        self.keyring = keyring
+
+    def keys(self, principal: Principal) -> list[PackageKeyOut]:
+        _operator(principal)
+        now = utcnow()
+        keys = sorted(self.keyring.keys().values(), key=lambda k: k.key_id)
+        return [msgspec.convert(k.as_json(now), PackageKeyOut) for k in keys]
+
+    def add(
+        self, principal: Principal, public_key: str, *, name: str = "", expires_at: datetime | None = None
+    ) -> PackageKeyOut:
+        return self._write(
+            principal,
+            "package.key.platform.add",
+            lambda: self.keyring.add(public_key, name=name, expires_at=expires_at),
+        )
+
+    def revoke(self, principal: Principal, key_id: str) -> PackageKeyOut:
+        return self._write(principal, "package.key.platform.revoke", lambda: self.keyring.revoke(key_id))
+
+    def expire(self, principal: Principal, key_id: str, at: datetime) -> PackageKeyOut:
+        return self._write(principal, "package.key.platform.expire", lambda: self.keyring.expire(key_id, at))
+
+    def _write(self, principal: Principal, action: str, change: Callable[[], TrustedKey]) -> PackageKeyOut:
+        actor = _operator(principal)
+        key = change()
+        with Session(self.engine) as session, session.begin():
+            record(session, actor, action, tenant=None, object_type="package_key", object_id=key.key_id, name=key.name)
+        return msgspec.convert(key.as_json(utcnow()), PackageKeyOut)
+
+
+__all__ = ["PackageService", "PlatformKeyService"]
