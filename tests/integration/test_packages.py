@@ -20,9 +20,12 @@ def test_installing_a_pinned_theme_rerenders_every_published_page(pressroom: Pre
         pressroom.wait_operation(acme, pressroom.publish(acme, page["id"])["operation_id"])
     publisher = Publisher()
     api = pressroom.api
-    assert api.post(
-        f"/api/tenants/{acme.slug}/package-keys", json={"public_key": publisher.public_key}, headers=acme.headers
-    ).status_code == 201
+    assert (
+        api.post(
+            f"/api/tenants/{acme.slug}/package-keys", json={"public_key": publisher.public_key}, headers=acme.headers
+        ).status_code
+        == 201
+    )
 
     archive = base64.b64encode(publisher.theme(marker="magazine-live")).decode()
     response = api.post(

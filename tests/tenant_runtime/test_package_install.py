@@ -138,9 +138,7 @@ def test_a_key_revoked_after_the_upload_fails_the_run_before_anything_is_staged(
     assert not trusted.store.exists("packages/magazine/1.0.0/manifest.json")
 
 
-def test_a_plugin_registers_its_hooks_and_its_uninstall_disables_them(
-    trusted: Workspace, publisher: Publisher
-) -> None:
+def test_a_plugin_registers_its_hooks_and_its_uninstall_disables_them(trusted: Workspace, publisher: Publisher) -> None:
     archive = publisher.archive(
         {"README.md": b"notify"},
         name="notifier",

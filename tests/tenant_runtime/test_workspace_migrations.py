@@ -341,7 +341,8 @@ def test_two_processes_upgrading_the_same_old_workspace_migrate_it_once(
     ]
     for child in children:
         child.start()
-    outcomes = sorted((results.get(timeout=60) for _ in children), key=repr)
+    # Spawned children import the test module first: under load that alone can take a minute.
+    outcomes = sorted((results.get(timeout=240) for _ in children), key=repr)
     for child in children:
         child.join(timeout=30)
 
