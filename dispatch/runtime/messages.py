@@ -293,6 +293,7 @@ __all__ = [
     "DeleteMedia",
     "FindDocuments",
     "ExpirePackageKey",
+    "FindDocuments",
     "GetDocument",
     "GetDocumentDelivery",
     "GetFigures",

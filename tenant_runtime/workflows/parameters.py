@@ -211,8 +211,6 @@ __all__ = [
     "FanOutChoreParameters",
     "Frozen",
     "ImportContentParameters",
-
-
     "InstallPackageParameters",
     "PlatformParameters",
     "PublishBatchParameters",
