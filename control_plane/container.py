@@ -15,8 +15,8 @@ from control_plane.documents.services import DocumentService
 from control_plane.lanes.services import LaneService
 from control_plane.media.services import MediaService
 from control_plane.operations.services import OperationService
-from control_plane.placement import PlacementService, ShardRouter
 from control_plane.packages.services import PackageService, PlatformKeyService
+from control_plane.placement import PlacementService, ShardRouter
 from control_plane.releases.services import ReleaseService
 from control_plane.settings import Settings
 from control_plane.site.services import SiteService

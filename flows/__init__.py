@@ -5,8 +5,8 @@ from typing import Any
 from prefect import Flow
 
 from flows.export_backup import export_backup
-from flows.lanes.write_article import write_article
 from flows.install_package import install_package
+from flows.lanes.write_article import write_article
 from flows.publish import deliver_release, publish_batch, publish_document, scheduled_publish
 from flows.rebuild_search_index import rebuild_search_index
 from flows.seed_example_site import seed_example_site

@@ -291,7 +291,6 @@ __all__ = [
     "CreateRelease",
     "CreateWorkspace",
     "DeleteMedia",
-    "FindDocuments",
     "ExpirePackageKey",
     "FindDocuments",
     "GetDocument",
