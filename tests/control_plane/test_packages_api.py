@@ -69,7 +69,8 @@ def test_tampered_unsigned_and_untrusted_packages_are_refused_with_nothing_writt
     )
     assert api.get("/api/tenants/refuses/packages", headers=owner).json() == []
     assert api.get("/api/tenants/refuses/operations", headers=owner).json() == []
-    store = services.runtime.transport.factory.store  # type: ignore[attr-defined]
+    assert services.factory is not None
+    store = services.factory.store
     assert [k for k in store.list("tenants/refuses/") if "/packages/" in k] == []
 
 
