@@ -5,6 +5,7 @@ from typing import Any
 from prefect import Flow
 
 from flows.export_backup import export_backup
+from flows.import_content import import_content
 from flows.install_package import install_package
 from flows.lanes.write_article import write_article
 from flows.publish import deliver_release, publish_batch, publish_document, scheduled_publish
@@ -24,6 +25,7 @@ FLOWS: dict[Workflow, Flow[Any, Any]] = {
     Workflow.EXPORT_BACKUP: export_backup,
     Workflow.WRITE_ARTICLE: write_article,
     Workflow.INSTALL_PACKAGE: install_package,
+    Workflow.IMPORT_CONTENT: import_content,
 }
 
 __all__ = ["FLOWS"]

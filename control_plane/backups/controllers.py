@@ -7,7 +7,7 @@ from typing import Any
 from litestar import Controller, Response, get, post
 
 from control_plane.auth import Principal
-from control_plane.backups.schemas import BackupOut, BackupRequest
+from control_plane.backups.schemas import BackupOut, BackupRequest, ImportRequest
 from control_plane.container import Services
 from control_plane.http.params import IdempotencyKey, Limit, Offset
 from control_plane.http.responses import respond
@@ -49,4 +49,31 @@ class BackupController(Controller):
         return services.backups.get(principal, tenant, backup_id)
 
 
-__all__ = ["BackupController"]
+class ImportController(Controller):
+    path = "/api/tenants/{tenant:str}/imports"
+    tags = ("backups",)
+
+    @post("/", sync_to_thread=True, status_code=202)
+    def request_import(
+        self,
+        tenant: str,
+        data: ImportRequest,
+        principal: Principal,
+        services: Services,
+        idempotency_key: IdempotencyKey = None,
+    ) -> Response[dict[str, Any]]:
+        """Replace the site with a backup (this tenant's, or another's with an operator token): verified whole
+        before anything is written, staged, swapped in atomically."""
+        return respond(
+            services.backups.import_backup(
+                principal,
+                tenant,
+                source_tenant=data.backup.tenant,
+                backup_id=data.backup.id,
+                confirm=data.confirm,
+                idempotency_key=idempotency_key,
+            )
+        )
+
+
+__all__ = ["BackupController", "ImportController"]

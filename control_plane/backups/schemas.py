@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import msgspec
+from msgspec import Meta
 
 from dispatch.runtime.backups import BackupOut
 
@@ -11,4 +14,14 @@ class BackupRequest(msgspec.Struct, forbid_unknown_fields=True):
     confirm: bool = False
 
 
-__all__ = ["BackupOut", "BackupRequest"]
+class BackupRef(msgspec.Struct, forbid_unknown_fields=True):
+    tenant: Annotated[str, Meta(min_length=2, max_length=39, pattern=r"^[a-z][a-z0-9-]{1,38}$")]
+    id: Annotated[str, Meta(min_length=1, max_length=64, pattern=r"^[0-9A-Za-z_-]+$")]
+
+
+class ImportRequest(msgspec.Struct, forbid_unknown_fields=True):
+    backup: BackupRef
+    confirm: bool = False
+
+
+__all__ = ["BackupOut", "BackupRef", "BackupRequest", "ImportRequest"]

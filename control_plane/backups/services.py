@@ -5,7 +5,15 @@ from __future__ import annotations
 from control_plane.auth import Principal
 from control_plane.commands import Command, CommandGate
 from dispatch.runtime import CommandResult, RuntimeClient
-from dispatch.runtime.backups import BackupOut, GetBackup, ListBackups, RequestBackup
+from dispatch.runtime.backups import (
+    BackupOut,
+    GetBackup,
+    ListBackups,
+    RequestBackup,
+    RequestImport,
+    ShareBackup,
+)
+from tenant_runtime.errors import ConfirmationRequired, NotFound
 
 
 class BackupService:
@@ -24,6 +32,48 @@ class BackupService:
                 "site.admin",
                 "backups.request",
                 RequestBackup(),
+                confirm=confirm,
+                idempotency_key=idempotency_key,
+            ),
+        )
+
+    def import_backup(
+        self,
+        principal: Principal,
+        tenant: str,
+        *,
+        source_tenant: str,
+        backup_id: str,
+        confirm: bool,
+        idempotency_key: str | None = None,
+    ) -> CommandResult:
+        """Replace the site with a backup of its own or (operators) of another tenant; 202 with the operation.
+
+        Another tenant's backup is shared by that tenant's runtime first (audited there as
+        ``backup.share``), which answers its manifest's digest: the import is pinned to it.
+        """
+        digest = None
+        if source_tenant != tenant:
+            if not principal.is_operator:
+                # A member belongs to one tenant: another tenant's backup is as missing as its other ids.
+                raise NotFound(f"Tenant {source_tenant!r} not found.", details={"tenant": source_tenant})
+            if not confirm:
+                raise ConfirmationRequired(
+                    'This replaces the whole site: send {"confirm": true} to go ahead.', details={"field": "confirm"}
+                )
+            shared = self.gate.execute(
+                principal,
+                Command(source_tenant, "site.admin", f"backups.share:{backup_id}", ShareBackup(backup_id, tenant)),
+            )
+            digest = shared.body["manifest_sha256"]
+        message = RequestImport(source_tenant=source_tenant, backup_id=backup_id, manifest_sha256=digest)
+        return self.gate.execute(
+            principal,
+            Command(
+                tenant,
+                "site.admin",
+                f"imports.request:{source_tenant}:{backup_id}",
+                message,
                 confirm=confirm,
                 idempotency_key=idempotency_key,
             ),

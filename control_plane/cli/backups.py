@@ -63,3 +63,24 @@ def list_backups(
             b.id,
         )
     console.print(table)
+
+
+@backups_app.command("import")
+def import_backup(
+    tenant: str,
+    source_tenant: str,
+    backup_id: str,
+    wait: Annotated[bool, typer.Option(help="Follow it to the end.")] = True,
+    timeout: Annotated[float, typer.Option()] = 600,
+) -> None:
+    """Replace the site TENANT with backup BACKUP_ID of SOURCE_TENANT (itself, or another tenant)."""
+    room = services()
+    result = room.backups.import_backup(
+        CLI_OPERATOR, tenant, source_tenant=source_tenant, backup_id=backup_id, confirm=True
+    )
+    room.handoff.flush()
+    console.print(f"import into {tenant}: operation {result.body['operation_id']} {result.body['status']}")
+    if wait:
+        statuses = follow(room, tenant, [result.body["operation_id"]], timeout)
+        if set(statuses.values()) != {"succeeded"}:
+            raise typer.Exit(1)

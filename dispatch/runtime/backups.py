@@ -18,8 +18,9 @@ from dispatch.runtime.handlers import Effect, command, query
 from dispatch.runtime.messages import Message
 from dispatch.settings import DispatchSettings
 from tenant_runtime.actions import backups
+from tenant_runtime.errors import BadRequest
 from tenant_runtime.ids import as_utc
-from tenant_runtime.lifecycle.catalog import BackupView, backup_view, list_backups
+from tenant_runtime.lifecycle.catalog import BackupView, backup_view, good_backup, list_backups
 from tenant_runtime.workspace import Actor, Workspace
 
 # --- requests -------------------------------------------------------------------------------------
@@ -36,6 +37,22 @@ class ListBackups(Message, frozen=True):
 
 class GetBackup(Message, frozen=True):
     backup_id: str
+
+
+class ShareBackup(Message, frozen=True):
+    """Let ``to_tenant`` import this tenant's backup ``backup_id`` (answered with its manifest's digest)."""
+
+    backup_id: str
+    to_tenant: str
+
+
+class RequestImport(Message, frozen=True):
+    """Replace this site with backup ``backup_id`` of ``source_tenant``; ``manifest_sha256`` pins another
+    tenant's backup (its runtime answered it to ``ShareBackup``), this tenant's own is looked up here."""
+
+    source_tenant: str
+    backup_id: str
+    manifest_sha256: str | None = None
 
 
 # --- views ----------------------------------------------------------------------------------------
@@ -95,4 +112,23 @@ def _request(tx: Session, ws: Workspace, actor: Actor, c: RequestBackup) -> Effe
     return accepted(ws, operation, backup_id=backup.id)
 
 
-__all__ = ["BackupOut", "GetBackup", "ListBackups", "RequestBackup", "backup_out"]
+@command(ShareBackup)
+def _share(tx: Session, ws: Workspace, actor: Actor, c: ShareBackup) -> Effect:
+    backup = backups.share_backup(tx, actor, c.backup_id, c.to_tenant)
+    return Effect(200, {"backup_id": backup.id, "manifest_sha256": backup.manifest_sha256})
+
+
+@command(RequestImport)
+def _import(tx: Session, ws: Workspace, actor: Actor, c: RequestImport) -> Effect:
+    digest = c.manifest_sha256
+    if c.source_tenant == ws.tenant:
+        digest = good_backup(tx, c.backup_id).manifest_sha256
+    if digest is None:
+        raise BadRequest("An import of another tenant's backup names its manifest.", details={"field": "backup"})
+    operation = backups.request_import(
+        tx, ws.tenant, actor, source_tenant=c.source_tenant, backup_id=c.backup_id, manifest_sha256=digest
+    )
+    return accepted(ws, operation, backup={"tenant": c.source_tenant, "id": c.backup_id, "manifest_sha256": digest})
+
+
+__all__ = ["BackupOut", "GetBackup", "ListBackups", "RequestBackup", "RequestImport", "ShareBackup", "backup_out"]

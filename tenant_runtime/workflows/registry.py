@@ -19,6 +19,7 @@ from tenant_runtime.workflows.names import Workflow
 from tenant_runtime.workflows.parameters import (
     DeliverReleaseParameters,
     ExportBackupParameters,
+    ImportContentParameters,
     InstallPackageParameters,
     PublishBatchParameters,
     PublishDocumentParameters,
@@ -79,12 +80,12 @@ WORKFLOWS: dict[Workflow, WorkflowSpec] = {
         WorkflowSpec(Workflow.EXPORT_BACKUP, ExportBackupParameters, "backup", "backup"),
         WorkflowSpec(Workflow.WRITE_ARTICLE, WriteArticleParameters, "article", "brief", refreshes_aggregates=True),
         WorkflowSpec(Workflow.INSTALL_PACKAGE, InstallPackageParameters, "package", "package"),
+        WorkflowSpec(Workflow.IMPORT_CONTENT, ImportContentParameters, "import", "import"),
     )
 }
 
 # Named in DESIGN.md, built by the open issues: no model, flow or deployment until then.
 PLANNED: dict[Workflow, str] = {
-    Workflow.IMPORT_CONTENT: "issue 11 (import)",
     Workflow.RESTORE_VERSION: "issue 11 (restore)",
     Workflow.FAN_OUT_CHORE: "issue 11 (scheduler)",
     Workflow.SWEEP_MEDIA: "issue 12 (media)",

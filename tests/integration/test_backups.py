@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import secrets
 
 import pytest
 from prefect.client.orchestration import get_client
@@ -14,7 +15,7 @@ from control_plane.cli import app
 from tenant_runtime.lifecycle.files import BackupFiles
 from tenant_runtime.lifecycle.verify import verify_backup
 from tenant_runtime.storage import TenantStore
-from tests.fixtures.stack import Pressroom
+from tests.fixtures.stack import Pressroom, Tenant
 
 pytestmark = pytest.mark.integration
 
@@ -84,3 +85,73 @@ def test_a_backup_asked_for_by_api_is_written_by_a_run_and_listed_with_its_manif
     created = runner.invoke(app, ["backups", "create", acme.slug, "--no-wait"])
     assert created.exit_code == 0, created.output
     assert len(pressroom.api.get(path, headers=acme.headers).json()) == 2
+
+
+def _public(pressroom: Pressroom, tenant: str, paths: list[str]) -> dict[str, bytes]:
+    pages = {}
+    for path in paths:
+        response = pressroom.site.get(f"/{tenant}{path}")
+        assert response.status_code == 200, (path, response.status_code)
+        pages[path] = response.content
+    return pages
+
+
+def _tenant(pressroom: Pressroom, prefix: str, name: str) -> Tenant:
+    """A tenant whose site title does not spell its slug (a clone keeps the title, and must lose the slug)."""
+    slug = f"{prefix}-{secrets.token_hex(4)}"
+    created = pressroom.api.post("/ops/tenants", json={"slug": slug, "name": name}, headers=pressroom.operator)
+    assert created.status_code == 201, created.text
+    token = pressroom.api.post(f"/ops/tenants/{slug}/tokens", json={"role": "owner"}, headers=pressroom.operator)
+    pressroom.tenants.append(slug)
+    return Tenant(slug, token.json()["token"])
+
+
+def test_backup_then_import_gives_back_every_public_url_byte_identical_and_clones_under_a_new_slug(
+    pressroom: Pressroom,
+) -> None:
+    acme = _tenant(pressroom, "acme", "Newsroom")
+    pressroom.start_worker()
+    about = pressroom.create_document(acme, "about", kind="page", body="About **us**")
+    launch = pressroom.create_document(acme, "launch", body="We are live")
+    for doc in (about, launch):
+        pressroom.wait_operation(acme, pressroom.publish(acme, doc["id"])["operation_id"])
+    paths = ["/", "/about", "/launch", "/feed.xml", "/sitemap.xml"]
+    before = _public(pressroom, acme.slug, paths)
+    api = f"/api/tenants/{acme.slug}"
+    backup_op = pressroom.api.post(f"{api}/backups", json={"confirm": True}, headers=acme.headers).json()
+    assert pressroom.wait_operation(acme, backup_op["operation_id"])["status"] == "succeeded"
+
+    # The site moves on: a page edited and published again, a post taken down.
+    edit = pressroom.api.put(
+        f"{api}/documents/{about['id']}", json={"body": "Changed", "version": about["version"]}, headers=acme.headers
+    )
+    assert edit.status_code == 200, edit.text
+    pressroom.wait_operation(acme, pressroom.publish(acme, about["id"])["operation_id"])
+    down = pressroom.api.post(f"{api}/documents/{launch['id']}/unpublish", json={"confirm": True}, headers=acme.headers)
+    pressroom.wait_operation(acme, down.json()["operation_id"])
+    assert pressroom.site.get(f"/{acme.slug}/launch").status_code == 404
+
+    ref = {"tenant": acme.slug, "id": backup_op["backup_id"]}
+    refused = pressroom.api.post(f"{api}/imports", json={"backup": ref}, headers=acme.headers)
+    assert refused.status_code == 400 and refused.json()["error"]["code"] == "confirmation_required"
+    imported = pressroom.api.post(f"{api}/imports", json={"backup": ref, "confirm": True}, headers=acme.headers)
+    assert imported.status_code == 202, imported.text
+    assert pressroom.wait_operation(acme, imported.json()["operation_id"])["status"] == "succeeded"
+    assert _public(pressroom, acme.slug, paths) == before
+
+    # Into a second tenant (operators only): the same site under its slug, nothing of the first left.
+    globex = _tenant(pressroom, "globex", "Another site")
+    pressroom.start_worker(globex)
+    member = pressroom.api.post(
+        f"/api/tenants/{globex.slug}/imports", json={"backup": ref, "confirm": True}, headers=globex.headers
+    )
+    assert member.status_code == 404
+    clone = pressroom.api.post(
+        f"/api/tenants/{globex.slug}/imports", json={"backup": ref, "confirm": True}, headers=pressroom.operator
+    )
+    assert clone.status_code == 202, clone.text
+    assert pressroom.wait_operation(globex, clone.json()["operation_id"])["status"] == "succeeded"
+    cloned = _public(pressroom, globex.slug, paths)
+    assert cloned["/about"] == before["/about"].replace(acme.slug.encode(), globex.slug.encode())
+    assert all(acme.slug.encode() not in page for page in cloned.values())
+    assert not [k for k in pressroom.store.list(f"tenants/{globex.slug}/") if acme.slug in k]
