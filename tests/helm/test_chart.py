@@ -36,6 +36,7 @@ FULL_VALUES = {
     "objectStore": {"s3": {"endpointUrl": "http://s3.storage:8333", "accessKey": "AKIATEST", "secretKey": "shh"}},
     "shards": [{"name": "shard-a", "platform": True}, {"name": "b"}],
     "defaultShard": "b",
+    "ingress": {"enabled": True, "controlPlaneHost": "cp.example.com", "siteHost": "sites.example.com"},
 }
 
 
@@ -228,6 +229,28 @@ def test_the_control_plane_routes_to_every_shard_and_mounts_no_workspaces(full_r
     assert container_env(site)["PRESSROOM_SITE_DATA_DIRS"] == (
         "/var/lib/pressroom/shards/shard-a,/var/lib/pressroom/shards/b"
     )
+
+
+def test_the_ingress_publishes_the_control_plane_and_the_site_through_varnish(full_render: Rendered) -> None:
+    ingress = full_render.get("Ingress", PREFIX)
+    routes = {
+        rule["host"]: (path["backend"]["service"]["name"], path["backend"]["service"]["port"]["number"])
+        for rule in ingress["spec"]["rules"]
+        for path in rule["http"]["paths"]
+    }
+    assert routes == {
+        "cp.example.com": (f"{PREFIX}-control-plane", 8000),
+        "sites.example.com": (f"{PREFIX}-varnish", 80),
+    }
+
+
+def test_the_dockerfile_builds_every_package_and_runs_as_the_charts_user() -> None:
+    dockerfile = (REPO / "Dockerfile").read_text()
+    copied = set(re.findall(r"^COPY (\w+) \1$", dockerfile, re.MULTILINE))
+    assert copied == {"control_plane", "dispatch", "flows", "tenant_runtime"}
+    values = yaml.safe_load((CHART / "values.yaml").read_text())
+    assert f"USER {values['podSecurityContext']['runAsUser']}" in dockerfile
+    assert "FROM python:3.11-slim" in dockerfile
 
 
 def test_network_policies_say_who_may_talk_to_whom(full_render: Rendered) -> None:
