@@ -30,7 +30,7 @@ from control_plane.releases.controllers import ReleaseController
 from control_plane.settings import Settings
 from control_plane.site.controllers import SiteController
 from control_plane.tenants.controllers import OperatorController
-from control_plane.versions.controllers import RevisionController
+from control_plane.versions.controllers import RetentionController, RevisionController
 from control_plane.webhooks.controllers import WebhookController
 
 CONTROLLERS = (
@@ -50,6 +50,7 @@ CONTROLLERS = (
     PackageController,
     PlatformKeyController,
     ImportController,
+    RetentionController,
 )
 
 

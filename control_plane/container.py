@@ -21,7 +21,7 @@ from control_plane.releases.services import ReleaseService
 from control_plane.settings import Settings
 from control_plane.site.services import SiteService
 from control_plane.tenants.services import TenantService
-from control_plane.versions.services import RevisionService
+from control_plane.versions.services import RetentionService, RevisionService
 from control_plane.webhooks.services import WebhookService
 from dispatch.prefect_gateway import PrefectGateway
 from dispatch.prefect_port import PrefectPort
@@ -56,6 +56,7 @@ class Services:
     media: MediaService
     packages: PackageService
     platform_keys: PlatformKeyService
+    retention: RetentionService
 
     @classmethod
     def build(
@@ -133,6 +134,7 @@ class Services:
             media=MediaService(gate, runtime, tenants),
             packages=PackageService(gate, runtime),
             platform_keys=PlatformKeyService(engine, PlatformKeyring.under(settings.runtime.data_dir)),
+            retention=RetentionService(gate, runtime),
         )
 
     async def close(self) -> None:

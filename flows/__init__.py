@@ -8,6 +8,7 @@ from flows.export_backup import export_backup
 from flows.import_content import import_content
 from flows.install_package import install_package
 from flows.lanes.write_article import write_article
+from flows.prune_policies import prune_policies
 from flows.publish import deliver_release, publish_batch, publish_document, scheduled_publish
 from flows.rebuild_search_index import rebuild_search_index
 from flows.seed_example_site import seed_example_site
@@ -26,6 +27,7 @@ FLOWS: dict[Workflow, Flow[Any, Any]] = {
     Workflow.WRITE_ARTICLE: write_article,
     Workflow.INSTALL_PACKAGE: install_package,
     Workflow.IMPORT_CONTENT: import_content,
+    Workflow.PRUNE_POLICIES: prune_policies,
 }
 
 __all__ = ["FLOWS"]

@@ -4,7 +4,7 @@ common.py      the Typer app, console, settings, services, the CLI's operator pr
 servers.py     up, serve, site, worker, migrate
 tenants.py     tenants list|create, operator-token (audited operator writes)
 operations.py  operations list|retry, runs describe
-versions.py    revisions list|diff|restore
+versions.py    revisions list|diff|restore, retention show|set|prune
 backups.py     backups create|list|import (a site's backups, imports and restores)
 lanes.py       briefs submit|show, lanes list|pack|edit-pack|budget|costs
 packages.py    packages keygen|sign|install|list|rollback|uninstall, packages keys …

@@ -13,9 +13,12 @@ from rich.table import Table
 from rich.text import Text
 
 from control_plane.cli.common import CLI_OPERATOR, app, services
+from control_plane.cli.operations import follow
 
 revisions_app = typer.Typer(help="Versions of a document: list, diff, restore.", no_args_is_help=True)
+retention_app = typer.Typer(help="Version retention: policies and pruning.", no_args_is_help=True)
 app.add_typer(revisions_app, name="revisions")
+app.add_typer(retention_app, name="retention")
 console = Console(width=200)
 
 
@@ -71,4 +74,48 @@ def restore(
     console.print(line)
 
 
-__all__ = ["revisions_app"]
+@retention_app.command("show")
+def show_retention(tenant: str) -> None:
+    """The policy of each versioned entity type, and spillover waiting to be deleted."""
+    state = services().retention.get(CLI_OPERATOR, tenant)
+    table = Table("entity type", "keep last", "keep days", "")
+    for p in state["policies"]:
+        table.add_row(p["entity_type"], str(p["keep_last"]), str(p["keep_days"]), "default" if p["default"] else "")
+    console.print(table)
+    for pending in state["spillover_pending"]:
+        console.print(
+            f"spillover not deleted yet: {pending['key']} ({pending['attempts']} attempts: {pending['last_error']})"
+        )
+
+
+@retention_app.command("set")
+def set_retention(
+    tenant: str,
+    entity_type: str,
+    keep_last: Annotated[int, typer.Option(help="Versions of each entity always kept.")],
+    keep_days: Annotated[int, typer.Option(help="Every version younger than this is kept.")],
+) -> None:
+    """Set one entity type's retention policy."""
+    services().retention.set_policy(CLI_OPERATOR, tenant, entity_type, keep_last=keep_last, keep_days=keep_days)
+    console.print(f"{tenant}: {entity_type} keeps the last {keep_last} versions and {keep_days} days")
+
+
+@retention_app.command("prune")
+def prune(
+    tenant: str,
+    wait: Annotated[bool, typer.Option(help="Follow it to the end.")] = True,
+    timeout: Annotated[float, typer.Option()] = 300,
+) -> None:
+    """Run prune_policies now (it deletes versions beyond the policy for good)."""
+    room = services()
+    outcome = room.retention.prune(CLI_OPERATOR, tenant, confirm=True)
+    room.handoff.flush()
+    operation_id = outcome.body["operation_id"]
+    console.print(f"prune operation {operation_id}: {outcome.body['status']}")
+    if wait:
+        follow(room, tenant, [operation_id], timeout)
+        facts = room.operations.get(CLI_OPERATOR, tenant, operation_id).outcome or {}
+        console.print(", ".join(f"{k}={v}" for k, v in facts.items() if not isinstance(v, list)))
+
+
+__all__ = ["retention_app", "revisions_app"]

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from litestar import Controller, Response, get, post
+from litestar import Controller, Response, get, post, put
 from litestar.params import Parameter
 
 from control_plane.auth import Principal
 from control_plane.container import Services
 from control_plane.http.params import IdempotencyKey, Limit, Offset
 from control_plane.http.responses import respond
-from control_plane.versions.schemas import RestoreRequest, RevisionDiffOut, RevisionOut
+from control_plane.http.schemas import ConfirmRequest
+from control_plane.versions.schemas import EntityType, RestoreRequest, RetentionPolicyIn, RevisionDiffOut, RevisionOut
 
 
 class RevisionController(Controller):
@@ -79,4 +80,51 @@ class RevisionController(Controller):
         )
 
 
-__all__ = ["RevisionController"]
+class RetentionController(Controller):
+    path = "/api/tenants/{tenant:str}/retention"
+    tags = ("versions",)
+
+    @get("/", sync_to_thread=True)
+    def read(self, tenant: str, principal: Principal, services: Services) -> dict[str, Any]:
+        """The policy in force for each versioned entity type, and spillover waiting to be deleted."""
+        return services.retention.get(principal, tenant)
+
+    @put("/{entity_type:str}", sync_to_thread=True)
+    def set_policy(
+        self,
+        tenant: str,
+        entity_type: EntityType,
+        data: RetentionPolicyIn,
+        principal: Principal,
+        services: Services,
+        idempotency_key: IdempotencyKey = None,
+    ) -> Response[dict[str, Any]]:
+        """Set one entity type's policy (``site.admin``)."""
+        return respond(
+            services.retention.set_policy(
+                principal,
+                tenant,
+                entity_type,
+                keep_last=data.keep_last,
+                keep_days=data.keep_days,
+                idempotency_key=idempotency_key,
+            )
+        )
+
+    @post("/prune", sync_to_thread=True, status_code=202)
+    def prune(
+        self,
+        tenant: str,
+        principal: Principal,
+        services: Services,
+        data: ConfirmRequest | None = None,
+        idempotency_key: IdempotencyKey = None,
+    ) -> Response[dict[str, Any]]:
+        """Run prune_policies now: 202 with the operation (it also runs nightly at 04:00 UTC)."""
+        data = data or ConfirmRequest()
+        return respond(
+            services.retention.prune(principal, tenant, confirm=data.confirm, idempotency_key=idempotency_key)
+        )
+
+
+__all__ = ["RetentionController", "RevisionController"]

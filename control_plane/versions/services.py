@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from control_plane.auth import Principal
 from control_plane.commands import Command, CommandGate
 from dispatch.runtime import CommandResult, RuntimeClient
+from dispatch.runtime import retention as r
 from dispatch.runtime import versions as v
 
 
@@ -71,4 +74,47 @@ class RevisionService:
         )
 
 
-__all__ = ["RevisionService"]
+class RetentionService:
+    def __init__(self, gate: CommandGate, runtime: RuntimeClient) -> None:
+        self.gate = gate
+        self.runtime = runtime
+
+    def get(self, principal: Principal, tenant: str) -> dict[str, Any]:
+        """The retention policy of each versioned entity type, and spillover waiting to be deleted."""
+        found: dict[str, Any] = self.runtime.query(tenant, self.gate.reader(principal, tenant), r.GetRetention())
+        return found
+
+    def set_policy(
+        self,
+        principal: Principal,
+        tenant: str,
+        entity_type: str,
+        *,
+        keep_last: int,
+        keep_days: int,
+        idempotency_key: str | None = None,
+    ) -> CommandResult:
+        message = r.SetRetentionPolicy(entity_type=entity_type, keep_last=keep_last, keep_days=keep_days)
+        return self.gate.execute(
+            principal,
+            Command(tenant, "site.admin", f"retention.set:{entity_type}", message, idempotency_key=idempotency_key),
+        )
+
+    def prune(
+        self, principal: Principal, tenant: str, *, confirm: bool, idempotency_key: str | None = None
+    ) -> CommandResult:
+        """Queue prune_policies now (it also runs nightly); it deletes versions for good, so it asks to confirm."""
+        return self.gate.execute(
+            principal,
+            Command(
+                tenant,
+                "site.admin",
+                "retention.prune",
+                r.RequestPrune(),
+                confirm=confirm,
+                idempotency_key=idempotency_key,
+            ),
+        )
+
+
+__all__ = ["RetentionService", "RevisionService"]

@@ -1,8 +1,8 @@
 """Every area's runtime handlers, imported once so the handler tables are complete."""
 
-from dispatch.runtime import backups, browse, changes, lanes, media, packages, reads, versions
+from dispatch.runtime import backups, browse, changes, lanes, media, packages, reads, retention, versions
 from dispatch.runtime.handlers import CHANGES, READS
 
-AREAS = (reads, changes, versions, backups, browse, lanes, media, packages)
+AREAS = (reads, changes, versions, backups, browse, lanes, media, packages, retention)
 
 __all__ = ["AREAS", "CHANGES", "READS"]

@@ -21,6 +21,7 @@ from tenant_runtime.workflows.parameters import (
     ExportBackupParameters,
     ImportContentParameters,
     InstallPackageParameters,
+    PrunePoliciesParameters,
     PublishBatchParameters,
     PublishDocumentParameters,
     RebuildSearchIndexParameters,
@@ -81,6 +82,7 @@ WORKFLOWS: dict[Workflow, WorkflowSpec] = {
         WorkflowSpec(Workflow.WRITE_ARTICLE, WriteArticleParameters, "article", "brief", refreshes_aggregates=True),
         WorkflowSpec(Workflow.INSTALL_PACKAGE, InstallPackageParameters, "package", "package"),
         WorkflowSpec(Workflow.IMPORT_CONTENT, ImportContentParameters, "import", "import"),
+        WorkflowSpec(Workflow.PRUNE_POLICIES, PrunePoliciesParameters, "prune", "prune"),
     )
 }
 
@@ -89,7 +91,6 @@ PLANNED: dict[Workflow, str] = {
     Workflow.RESTORE_VERSION: "issue 11 (restore)",
     Workflow.FAN_OUT_CHORE: "issue 11 (scheduler)",
     Workflow.SWEEP_MEDIA: "issue 12 (media)",
-    Workflow.PRUNE_POLICIES: "issue 12 (versions)",
     Workflow.MIGRATE_FIELD: "issue 12 (custom fields)",
 }
 

@@ -190,3 +190,46 @@ def test_the_cli_lists_diffs_and_restores(
     assert restored.exit_code == 0, restored.output
     assert "version 3 restored from 1" in restored.output
     assert api.get(f"{T}/documents/{doc['id']}", headers=owner).json()["body"] == "alpha beta"
+
+    set_policy = runner.invoke(
+        app, ["retention", "set", "acme", "site_resource", "--keep-last", "4", "--keep-days", "2"]
+    )
+    shown = runner.invoke(app, ["retention", "show", "acme"])
+    queued = runner.invoke(app, ["retention", "prune", "acme", "--no-wait"])
+
+    assert set_policy.exit_code == 0, set_policy.output
+    assert shown.exit_code == 0 and "site_resource" in shown.output and "default" in shown.output
+    assert queued.exit_code == 0 and "prune operation op_" in queued.output
+
+
+def test_retention_policies_read_set_and_prune_through_the_api(api: TestClient[Any], owner: dict[str, str]) -> None:
+    editor = _token(api, "editor")
+
+    before = api.get(f"{T}/retention", headers=owner).json()
+    updated = api.put(f"{T}/retention/document", json={"keep_last": 5, "keep_days": 7}, headers=owner)
+    unconfirmed = api.post(f"{T}/retention/prune", json={}, headers=owner)
+    queued = api.post(f"{T}/retention/prune", json={"confirm": True}, headers=owner)
+
+    assert before["policies"][0] == {"entity_type": "document", "keep_last": 50, "keep_days": 90, "default": True}
+    assert updated.status_code == 200, updated.text
+    assert updated.json()["policies"][0] == {
+        "entity_type": "document",
+        "keep_last": 5,
+        "keep_days": 7,
+        "default": False,
+    }
+    assert_error(unconfirmed, 400, "confirmation_required")
+    assert queued.status_code == 202 and queued.json()["status"] == "queued"
+    operation = api.get(f"{T}/operations/{queued.json()['operation_id']}", headers=owner).json()
+    assert (operation["kind"], operation["workflow"]) == ("prune", "prune_policies")
+    assert_error(
+        api.put(f"{T}/retention/document", json={"keep_last": 0, "keep_days": 7}, headers=owner), 400, "invalid_request"
+    )
+    assert_error(
+        api.put(f"{T}/retention/media", json={"keep_last": 3, "keep_days": 7}, headers=owner), 400, "invalid_request"
+    )
+    assert_error(
+        api.put(f"{T}/retention/document", json={"keep_last": 3, "keep_days": 7}, headers=editor), 403, "forbidden"
+    )
+    assert_error(api.post(f"{T}/retention/prune", json={"confirm": True}, headers=editor), 403, "forbidden")
+    assert api.get(f"{T}/retention", headers=owner).json()["policies"][0]["keep_last"] == 5

@@ -44,6 +44,7 @@ REQUIRED_FIELDS = {
     Workflow.FAN_OUT_CHORE: {"chore"},
     Workflow.WRITE_ARTICLE: {"tenant", "operation_id", "brief_id", "lane", "pack_version", "graph_digest"},
     Workflow.INSTALL_PACKAGE: {"tenant", "operation_id", "name", "version"},
+    Workflow.PRUNE_POLICIES: {"tenant", "operation_id"},
 }
 
 
