@@ -30,6 +30,7 @@ from sqlmodel import Session, col, func, select
 from tenant_runtime import audit
 from tenant_runtime.actions.backups import IMPORT_KIND, RESTORE_KIND, schedule_backup
 from tenant_runtime.actions.operations import set_status
+from tenant_runtime.actions.retention import schedule_prune
 from tenant_runtime.errors import NotFound
 from tenant_runtime.ids import as_utc
 from tenant_runtime.lifecycle.catalog import last_good_backup
@@ -101,6 +102,8 @@ CHORES: dict[str, Chore] = {
         enqueue=schedule_backup,
         unchanged=site_unchanged_since_last_backup,
     ),
+    # After the backup, so a prune never races the snapshot of the night (version retention, issue 12).
+    "prune_policies": Chore("prune_policies", cron="0 4 * * *", window_seconds=3600, enqueue=schedule_prune),
 }
 
 

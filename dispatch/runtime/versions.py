@@ -22,6 +22,7 @@ from tenant_runtime.ids import as_utc
 from tenant_runtime.queries import get_document, get_revision
 from tenant_runtime.versions import revision_body, word_diff
 from tenant_runtime.workspace import Actor, Document, Revision, Workspace
+from tenant_runtime.workspace.spilled_bodies import SKIP_BODIES
 
 # --- requests --------------------------------------------------------------------------------------
 
@@ -111,6 +112,7 @@ def _revisions(tx: Session, ws: Workspace, q: ListRevisions, dispatch: DispatchS
         .order_by(col(Revision.version).desc())
         .offset(q.offset)
         .limit(q.limit)
+        .execution_options(**SKIP_BODIES)  # a listing leaves spilled bodies in the store
     )
     return [revision_out(document, r) for r in rows]
 

@@ -28,6 +28,7 @@ from tenant_runtime.workflows import PrunePoliciesParameters
 from tenant_runtime.workspace import Workspace
 from tenant_runtime.workspace.access import SYSTEM, Actor
 from tenant_runtime.workspace.models import Operation, Revision, SiteResourceRevision
+from tenant_runtime.workspace.spilled_bodies import SKIP_BODIES
 from tenant_runtime.workspace.version_models import RetentionPolicy, SpilloverPending
 
 SPILLOVER_BATCH = 1000  # keys a run tries to delete at most
@@ -54,6 +55,19 @@ def request_prune(tx: Session, tenant: str, actor: Actor, *, fire_date: str | No
     parameters = PrunePoliciesParameters(tenant=tenant, operation_id=new_operation_id(), fire_date=fire_date)
     operation = new_operation(tx, actor, parameters)
     audit.record(tx, "site.retention.prune", actor, "site", tenant, operation_id=operation.id, fire_date=fire_date)
+    return operation
+
+
+def schedule_prune(tx: Session, tenant: str, due_at: datetime, key: str) -> Operation:
+    """The nightly prune of this tenant (``tenant_runtime.chores``), due at its slot; keyed by the fire."""
+    parameters = PrunePoliciesParameters(
+        tenant=tenant, operation_id=new_operation_id(), fire_date=key.rsplit(":", 1)[-1]
+    )
+    operation = new_operation(tx, SYSTEM, parameters, scheduled_for=due_at)
+    operation.idempotency_key = key
+    audit.record(
+        tx, "site.retention.prune", SYSTEM, "site", tenant, operation_id=operation.id, due_at=due_at.isoformat()
+    )
     return operation
 
 
@@ -85,7 +99,9 @@ def prune_versions(ws: Workspace, operation_id: str) -> dict[str, Any]:
         doomed_documents = _beyond(revisions, document_policy, pinned_document_versions(tx), now)
         freed: set[str] = set()
         for revision in tx.exec(
-            select(Revision).where(col(Revision.document_id).in_({d for d, _ in doomed_documents}))
+            select(Revision)
+            .where(col(Revision.document_id).in_({d for d, _ in doomed_documents}))
+            .execution_options(**SKIP_BODIES)
         ):
             if (revision.document_id, revision.version) in doomed_documents:
                 if revision.body_key is not None:
@@ -173,6 +189,7 @@ __all__ = [
     "prune_versions",
     "request_prune",
     "retention_state",
+    "schedule_prune",
     "set_policy",
     "spill_bodies",
 ]

@@ -17,10 +17,10 @@ import hashlib
 
 from sqlmodel import Session, col, select
 
-from tenant_runtime.errors import Permanent
 from tenant_runtime.storage import ObjectStore
 from tenant_runtime.versions.pins import pinned_document_versions
 from tenant_runtime.workspace.models import Revision
+from tenant_runtime.workspace.spilled_bodies import SKIP_BODIES, read_spilled
 from tenant_runtime.workspace.version_models import SpilloverPending
 
 SPILL_PREFIX = "versions/"
@@ -34,17 +34,12 @@ def body_key(data: bytes) -> tuple[str, str]:
 
 
 def revision_body(store: ObjectStore, revision: Revision) -> str:
-    """The version's body, read back from the store when it was spilled (checked against its hash)."""
-    if revision.body_key is None:
+    """The version's body, read back from the store when it was spilled (checked against its hash).
+
+    A row loaded through a workspace has it already (``workspace/spilled_bodies.py``)."""
+    if revision.body_key is None or revision.body:
         return revision.body
-    data = store.get(revision.body_key)
-    if data is None or hashlib.sha256(data).hexdigest() != revision.body_sha256:
-        raise Permanent(
-            "A version's body is missing from the store or does not match its hash.",
-            details={"document_id": revision.document_id, "version": revision.version, "key": revision.body_key},
-            code="version_body_missing",
-        )
-    return data.decode("utf-8")
+    return read_spilled(store, revision)
 
 
 def spill_cold_bodies(tx: Session, store: ObjectStore, *, threshold: int = SPILL_THRESHOLD) -> dict[str, int]:
@@ -55,6 +50,7 @@ def spill_cold_bodies(tx: Session, store: ObjectStore, *, threshold: int = SPILL
         .where(col(Revision.body_key).is_(None))
         .where(col(Revision.body) != "")
         .order_by(col(Revision.id))
+        .execution_options(**SKIP_BODIES)
     )
     spilled = skipped = bytes_moved = 0
     for revision in candidates:

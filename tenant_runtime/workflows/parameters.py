@@ -172,6 +172,8 @@ class FanOutChoreParameters(PlatformParameters):
 
     chore: str
     fire_at: datetime | None = None  # the fire this run stands for; None: the run's scheduled start
+
+
 class PrunePoliciesParameters(RunParameters):
     """Enforce the tenant's version retention; ``fire_date`` (YYYY-MM-DD, UTC) when a nightly fire asked."""
 

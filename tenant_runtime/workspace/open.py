@@ -25,6 +25,7 @@ from tenant_runtime.ids import check_tenant_slug
 from tenant_runtime.settings import RuntimeSettings
 from tenant_runtime.storage import ObjectStore, TenantStore, build_object_store
 from tenant_runtime.workspace.migrations import MigrationResult, ensure_current, migrate
+from tenant_runtime.workspace.spilled_bodies import bind_store
 
 
 @dataclass
@@ -127,10 +128,12 @@ class WorkspaceFactory:
             engine = self._engines.get(tenant)
         if engine is None:
             engine = self._load(tenant)
+        store = TenantStore(self.store, tenant)
+        bind_store(engine, store)
         return Workspace(
             tenant=tenant,
             engine=engine,
-            store=TenantStore(self.store, tenant),
+            store=store,
             cache=TenantCache(self.purger, tenant),
             settings=self.settings,
             log=structlog.get_logger("pressroom.workspace").bind(tenant=tenant),

@@ -58,7 +58,7 @@ def test_prune_policies_runs_as_a_flow_and_keeps_the_policy_and_the_restore_poin
             tx.add(revision)
         # a backup taken when version 3 was the newest: a restore to it needs version 3
         tx.add(
-            Backup(id="bak_restore_point", status="succeeded", snapshot_at=utcnow() - timedelta(days=200, minutes=96))
+            Backup(id="bak_restore_point", status="succeeded", snapshot_at=utcnow() - timedelta(days=200, minutes=96.5))
         )
     policy = pressroom.api.put(
         f"/api/tenants/{acme.slug}/retention/document", json={"keep_last": 2, "keep_days": 30}, headers=acme.headers
@@ -75,10 +75,10 @@ def test_prune_policies_runs_as_a_flow_and_keeps_the_policy_and_the_restore_poin
     assert operation["status"] == "succeeded", operation
     assert operation["kind"] == "prune" and operation["workflow"] == "prune_policies"
     facts = operation["outcome"]
-    # versions 1-6 are cold and large: spilled; then 1, 2, 4, 5, 6 pruned (3 is the restore point's)
-    assert (facts["spilled"], facts["documents_pruned"], facts["spillover_deleted"]) == (6, 5, 5)
+    # versions 1-7 are cold and large: spilled; then 1, 2, 4, 5, 6 pruned (3 is the restore point's)
+    assert (facts["spilled"], facts["documents_pruned"], facts["spillover_deleted"]) == (7, 5, 5)
     versions = pressroom.api.get(f"{url}/revisions", headers=acme.headers).json()
-    assert [(v["version"], v["spilled"]) for v in versions] == [(8, False), (7, False), (3, True)]
-    assert len(ws.store.list("versions/")) == 1
+    assert [(v["version"], v["spilled"]) for v in versions] == [(8, False), (7, True), (3, True)]
+    assert len(ws.store.list("versions/")) == 2
     old = pressroom.api.get(f"{url}/revisions/3", headers=acme.headers).json()
     assert old["body"] == f"{big} 3"

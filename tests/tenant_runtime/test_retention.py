@@ -121,3 +121,36 @@ def test_policies_are_checked_and_need_site_admin(workspace: Workspace) -> None:
         state = retention.retention_state(tx)
     assert (zero.value.code, unknown.value.code) == ("invalid_retention_policy", "unknown_entity_type")
     assert state["policies"][0] == {"entity_type": "document", "keep_last": 50, "keep_days": 90, "default": True}
+
+
+def test_the_nightly_chore_queues_one_prune_per_tenant_and_night(workspace: Workspace) -> None:
+    from datetime import UTC, datetime
+
+    from tenant_runtime.chores import CHORES, EXISTS, QUEUED, fan_out
+    from tenant_runtime.workspace import Operation
+
+    prune = CHORES["prune_policies"]
+    fire = datetime(2026, 12, 2, 4, 0, tzinfo=UTC)
+
+    first = fan_out(workspace, prune, fire, fire)
+    again = fan_out(workspace, prune, fire, fire + timedelta(minutes=1))
+
+    assert (first, again) == (QUEUED, EXISTS)
+    assert prune.cron == "0 4 * * *"
+    with workspace.reader() as tx:
+        [operation] = tx.exec(select(Operation).where(Operation.flow_name == "prune_policies")).all()
+    assert operation.idempotency_key == "prune_policies:acme:2026-12-02"
+    assert operation.status == "scheduled" and operation.parameters["fire_date"] == "2026-12-02"
+
+
+def test_a_spilled_body_is_read_back_by_any_orm_reader(workspace: Workspace) -> None:
+    doc = _document(workspace, "readable", 2, body=BIG)
+    assert retention.spill_bodies(workspace)["spilled"] == 1
+
+    with workspace.reader() as tx:
+        old = tx.exec(select(Revision).where(Revision.document_id == doc, Revision.version == 1)).one()
+        raw = tx.connection().exec_driver_sql("SELECT body, body_key FROM revision WHERE version = 1").one()
+
+    # a restore copying version 1 (tenant_runtime.lifecycle.restore) sees its text, not the empty column
+    assert old.body == f"{BIG}1" and old.body_key is not None
+    assert raw[0] == "" and raw[1] == old.body_key
