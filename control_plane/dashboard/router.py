@@ -17,6 +17,7 @@ from control_plane.dashboard.errors import EXCEPTION_HANDLERS
 from control_plane.dashboard.operation_pages import OperationPages
 from control_plane.dashboard.ops_pages import OperatorPages
 from control_plane.dashboard.release_pages import ReleasePages
+from control_plane.dashboard.revision_pages import RevisionPages
 from control_plane.dashboard.schedule_pages import SchedulePages
 from control_plane.dashboard.security import SECURITY_HEADERS, protect_forms
 from control_plane.dashboard.session import session_middleware
@@ -37,6 +38,7 @@ def build_dashboard(settings: ControlPlaneSettings) -> Router:
             ReleasePages,
             SitePages,
             OperatorPages,
+            RevisionPages,
         ],
         middleware=[session_middleware(settings)],
         guards=[protect_forms],

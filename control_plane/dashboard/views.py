@@ -44,9 +44,9 @@ environment.filters["when"] = _when
 environment.filters["local"] = local_and_utc  # {{ op.scheduled_for | local(settings.timezone) }}
 
 
-def url(*parts: str) -> str:
+def url(*parts: str | int) -> str:
     """A dashboard path from its segments, e.g. ``url("sites", "acme", "operations")``."""
-    return "/".join([PREFIX, *parts])
+    return "/".join([PREFIX, *map(str, parts)])
 
 
 def is_htmx(request: Request[Any, Any, Any]) -> bool:
