@@ -222,3 +222,38 @@ def test_every_query_of_every_area_has_a_typed_answer_and_every_message_crosses_
         assert message.__struct_config__.tag == message.__name__  # tagged: the union of messages decodes them
     command = m.Command(actor=OWNER, scope="s", message=m.PublishDocument(document_id="d", version=3), quota=None)
     assert wire.decode_command(wire.encode_command(command)) == command
+
+
+def test_a_move_cut_short_after_the_import_is_finished_by_running_it_again(two_shards: TwoShards) -> None:
+    from sqlmodel import Session
+
+    from control_plane.db.models import Placement
+
+    acme = two_shards.tenant("acme")
+    _document(two_shards, "acme", acme, "kept")
+    a = HttpRuntime("a", two_shards.a.url, two_shards.a.secret)
+    b = HttpRuntime("b", two_shards.b.url, two_shards.b.secret)
+    # What a control plane that died right after the import had done: the placement still says a, moving.
+    with Session(two_shards.services.engine) as session:
+        placement = session.get(Placement, "acme")
+        assert placement is not None
+        placement.moving_to = "b"
+        session.add(placement)
+        session.commit()
+    a.drain("acme", 5)
+    b.import_("acme", *a.export("acme"))
+    assert_error(
+        two_shards.api.post("/api/tenants/acme/documents", json={"slug": "x", "title": "X"}, headers=acme),
+        503,
+        "tenant_moving",
+    )
+
+    again = two_shards.api.post(
+        "/ops/tenants/acme/move", json={"to": "b", "confirm": True}, headers=two_shards.operator
+    )
+
+    assert again.status_code == 200, again.text
+    assert two_shards.services.router.shard_of("acme") == ("b", None)
+    assert [d["slug"] for d in two_shards.api.get("/api/tenants/acme/documents", headers=acme).json()] == ["kept"]
+    assert not (two_shards.a.host.handover_dir / "acme").exists()
+    _document(two_shards, "acme", acme, "after")
