@@ -124,7 +124,7 @@ class Services:
             tenants=tenants,
             gate=gate,
             documents=DocumentService(gate, runtime),
-            operations=OperationService(gate, runtime),
+            operations=OperationService(gate, runtime, prefect),
             releases=ReleaseService(gate),
             site=SiteService(gate, runtime),
             webhooks=WebhookService(gate, runtime),

@@ -11,16 +11,19 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager, suppress
 from datetime import UTC, datetime
 from typing import Any
-from uuid import UUID
+from uuid import UUID, uuid4
 
 import httpx
 from prefect.client.orchestration import PrefectClient
 from prefect.client.schemas.actions import WorkPoolCreate
 from prefect.client.schemas.filters import (
     FlowRunFilter,
+    FlowRunFilterId,
     FlowRunFilterState,
     FlowRunFilterStateName,
     FlowRunFilterStateType,
+    TaskRunFilter,
+    TaskRunFilterFlowRunId,
     WorkPoolFilter,
     WorkPoolFilterName,
     WorkQueueFilter,
@@ -29,9 +32,19 @@ from prefect.client.schemas.filters import (
 from prefect.client.schemas.objects import FlowRun, StateType
 from prefect.client.schemas.responses import SetStateStatus
 from prefect.exceptions import ObjectAlreadyExists, ObjectNotFound
-from prefect.states import Cancelled, Completed, Failed, Pending, Scheduled, State
+from prefect.states import Cancelled, Cancelling, Completed, Failed, Pending, Scheduled, State, Suspended
 
-from dispatch.prefect_port import CreatedRun, PrefectUnavailable, QueueInfo, RunInfo, RunRequest, RunState
+from dispatch.prefect_port import (
+    PAUSE_KEY_PREFIX,
+    CreatedRun,
+    PrefectUnavailable,
+    QueueInfo,
+    RunInfo,
+    RunRequest,
+    RunState,
+    StateChange,
+    StepRun,
+)
 from dispatch.settings import DispatchSettings
 from flows import FLOWS
 from tenant_runtime.ids import utcnow
@@ -44,11 +57,14 @@ _PAGE = 200
 def _state(state: RunState, message: str | None, when: datetime | None = None) -> State[Any]:
     if state == RunState.SCHEDULED:
         return Scheduled(scheduled_time=when or utcnow(), message=message)
+    if state == RunState.PAUSED:  # no timeout: Prefect would fail an expired pause
+        return Suspended(pause_key=f"{PAUSE_KEY_PREFIX}{uuid4()}", message=message)
     return {
         RunState.PENDING: Pending,
         RunState.COMPLETED: Completed,
         RunState.FAILED: Failed,
         RunState.CANCELLED: Cancelled,
+        RunState.CANCELLING: Cancelling,
     }[state](message=message)
 
 
@@ -238,6 +254,75 @@ class PrefectGateway:
         async with self._call() as client:
             result = await client.set_flow_run_state(flow_run_id, _state(state, message), force=force)
         return result.status == SetStateStatus.ACCEPT
+
+    # --- run control (dispatch/run_control.py) ---------------------------------------------------------
+
+    async def suspend(self, flow_run_id: str, *, force: bool = False) -> bool:
+        return await self.set_state(flow_run_id, RunState.PAUSED, message="paused by Pressroom", force=force)
+
+    async def resume(self, flow_run_id: str) -> bool:
+        async with self._call() as client:
+            run = await client.read_flow_run(UUID(flow_run_id))
+            if run.state is None or run.state.type != StateType.PAUSED:
+                return False
+            resuming: State[Any] = Scheduled(scheduled_time=utcnow(), name="Resuming")
+            result = await client.set_flow_run_state(flow_run_id, resuming, force=True)
+        return result.status == SetStateStatus.ACCEPT
+
+    async def run_states(self, flow_run_ids: Sequence[str]) -> dict[str, str]:
+        if not flow_run_ids:
+            return {}
+        states: dict[str, str] = {}
+        async with self._call() as client:
+            for start in range(0, len(flow_run_ids), _PAGE):
+                chunk = [UUID(i) for i in flow_run_ids[start : start + _PAGE]]
+                runs = await client.read_flow_runs(
+                    flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=chunk)), limit=len(chunk)
+                )
+                states.update({str(run.id): run.state.type.value for run in runs if run.state is not None})
+        return states
+
+    async def step_runs(self, flow_run_ids: Sequence[str]) -> list[StepRun]:
+        if not flow_run_ids:
+            return []
+        async with self._call() as client:
+            runs = await client.read_task_runs(
+                task_run_filter=TaskRunFilter(flow_run_id=TaskRunFilterFlowRunId(any_=[UUID(i) for i in flow_run_ids])),
+                limit=_PAGE,
+            )
+        steps = [
+            StepRun(
+                flow_run_id=str(run.flow_run_id),
+                name=run.task_key.rsplit("-", 1)[0] if not run.name else run.name.rsplit("-", 1)[0],
+                state_type=run.state.type.value if run.state is not None else "UNKNOWN",
+                state_name=run.state_name or "",
+                message=run.state.message if run.state is not None else None,
+                run_count=run.run_count,
+                start_time=run.start_time,
+                end_time=run.end_time,
+                duration_seconds=run.total_run_time.total_seconds(),
+                created=run.created,
+            )
+            for run in runs
+        ]
+        return sorted(steps, key=lambda step: step.created or step.start_time or datetime.min.replace(tzinfo=UTC))
+
+    async def state_history(self, flow_run_id: str) -> list[StateChange]:
+        async with self._call() as client:
+            try:
+                states = await client.read_flow_run_states(UUID(flow_run_id))
+            except (ObjectNotFound, ValueError):
+                return []
+        return [
+            StateChange(
+                flow_run_id=flow_run_id,
+                state_type=state.type.value,
+                state_name=state.name or "",
+                message=state.message,
+                at=state.timestamp,
+            )
+            for state in sorted(states, key=lambda state: state.timestamp)
+        ]
 
     async def late_runs(self, tenant: str) -> tuple[int, float]:
         async with self._call() as client:

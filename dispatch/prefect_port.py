@@ -33,6 +33,12 @@ class RunState(StrEnum):
     COMPLETED = "COMPLETED"
     FAILED = "FAILED"
     CANCELLED = "CANCELLED"
+    CANCELLING = "CANCELLING"  # a cancel asked of a running run: the worker stops it, then Cancelled
+    PAUSED = "PAUSED"  # Suspended (no timeout): holds no worker; a resume sets it Scheduled
+
+
+# The pause key of a suspension Pressroom asks for (a wait's own keys start with ``wait:``).
+PAUSE_KEY_PREFIX = "pause:"
 
 
 @dataclass(frozen=True)
@@ -78,6 +84,33 @@ class RunInfo:
 
 
 @dataclass(frozen=True)
+class StepRun:
+    """One task run of a flow run, as describe shows it."""
+
+    flow_run_id: str
+    name: str  # the task's name: the step
+    state_type: str  # PENDING, RUNNING, COMPLETED, FAILED, CRASHED, …
+    state_name: str  # Completed, Cached, AwaitingRetry, Retrying, Failed, …
+    message: str | None
+    run_count: int
+    start_time: datetime | None
+    end_time: datetime | None
+    duration_seconds: float
+    created: datetime | None = None
+
+
+@dataclass(frozen=True)
+class StateChange:
+    """One state a flow run went through."""
+
+    flow_run_id: str
+    state_type: str
+    state_name: str
+    message: str | None
+    at: datetime
+
+
+@dataclass(frozen=True)
 class QueueInfo:
     name: str
     exists: bool
@@ -114,6 +147,21 @@ class PrefectPort(Protocol):
     ) -> bool:
         """Propose ``state``; whether Prefect accepted it."""
 
+    async def suspend(self, flow_run_id: str, *, force: bool = False) -> bool:
+        """Suspend the run (no timeout); unforced only a Running run can be: it stops at its next step."""
+
+    async def resume(self, flow_run_id: str) -> bool:
+        """A suspended run goes back to Scheduled now (to re-run with its completed steps cached)."""
+
+    async def run_states(self, flow_run_ids: Sequence[str]) -> dict[str, str]:
+        """The state type of each of these runs Prefect knows."""
+
+    async def step_runs(self, flow_run_ids: Sequence[str]) -> list[StepRun]:
+        """The task runs of these flow runs, oldest first."""
+
+    async def state_history(self, flow_run_id: str) -> list[StateChange]:
+        """The states the run went through, oldest first."""
+
     async def late_runs(self, tenant: str) -> tuple[int, float]:
         """How many of the tenant's runs are Late, and by how many seconds the oldest is."""
 
@@ -121,4 +169,15 @@ class PrefectPort(Protocol):
         """Release the client."""
 
 
-__all__ = ["CreatedRun", "PrefectPort", "PrefectUnavailable", "QueueInfo", "RunInfo", "RunRequest", "RunState"]
+__all__ = [
+    "PAUSE_KEY_PREFIX",
+    "CreatedRun",
+    "PrefectPort",
+    "PrefectUnavailable",
+    "QueueInfo",
+    "RunInfo",
+    "RunRequest",
+    "RunState",
+    "StateChange",
+    "StepRun",
+]

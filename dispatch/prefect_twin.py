@@ -15,7 +15,17 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from dispatch.prefect_port import CreatedRun, PrefectUnavailable, QueueInfo, RunInfo, RunRequest, RunState
+from dispatch.prefect_port import (
+    CreatedRun,
+    PrefectUnavailable,
+    QueueInfo,
+    RunInfo,
+    RunRequest,
+    RunState,
+    StateChange,
+    StepRun,
+)
+from tenant_runtime.ids import utcnow
 
 _STATE_NAMES = {
     RunState.SCHEDULED: "Scheduled",
@@ -23,6 +33,8 @@ _STATE_NAMES = {
     RunState.COMPLETED: "Completed",
     RunState.FAILED: "Failed",
     RunState.CANCELLED: "Cancelled",
+    RunState.CANCELLING: "Cancelling",
+    RunState.PAUSED: "Suspended",
 }
 
 
@@ -34,6 +46,8 @@ class TwinRun:
     state: RunState = RunState.SCHEDULED
     scheduled_time: datetime | None = None
     message: str | None = None
+    running: bool = False  # the engine set it Running (``start``): only then an unforced suspend is accepted
+    history: list[tuple[str, str | None]] = field(default_factory=list)  # (state type, message)
 
 
 @dataclass
@@ -47,6 +61,7 @@ class RecordingPrefect:
     queues: dict[str, QueueInfo] = field(default_factory=dict)
     late: dict[str, tuple[int, float]] = field(default_factory=dict)
     deployments_ensured: int = 0
+    steps_of: dict[str, list[StepRun]] = field(default_factory=dict)  # task runs a test gives a flow run
     _by_key: dict[str, str] = field(default_factory=dict)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
@@ -106,7 +121,8 @@ class RecordingPrefect:
     async def reschedule(self, flow_run_id: str, when: datetime) -> None:
         self._record("reschedule", flow_run_id=flow_run_id, when=when)
         run = self.runs[flow_run_id]
-        run.state, run.scheduled_time = RunState.SCHEDULED, when
+        run.state, run.scheduled_time, run.running = RunState.SCHEDULED, when, False
+        run.history.append((RunState.SCHEDULED.value, None))
 
     async def read_run(self, flow_run_id: str) -> RunInfo | None:
         self._record("read_run", flow_run_id=flow_run_id)
@@ -135,12 +151,60 @@ class RecordingPrefect:
         final = run.state in (RunState.COMPLETED, RunState.FAILED, RunState.CANCELLED)
         if final and not force:
             return False  # Prefect's orchestration rules refuse leaving a final state unforced
-        run.state, run.message = state, message
+        run.state, run.message, run.running = state, message, False
+        run.history.append((state.value, message))
         return True
 
     async def late_runs(self, tenant: str) -> tuple[int, float]:
         self._record("late_runs", tenant=tenant)
         return self.late.get(tenant, (0, 0.0))
+
+    def start(self, flow_run_id: str) -> None:
+        """The engine took the run and set it Running (a test's stand-in for the worker; not recorded)."""
+        run = self.runs[flow_run_id]
+        run.state, run.running = RunState.PENDING, True
+        run.history.append(("RUNNING", None))
+
+    async def suspend(self, flow_run_id: str, *, force: bool = False) -> bool:
+        self._record("suspend", flow_run_id=flow_run_id, force=force)
+        run = self.runs.get(flow_run_id)
+        if run is None or run.state in (RunState.COMPLETED, RunState.FAILED, RunState.CANCELLED):
+            return False
+        if not run.running and not force:
+            return False  # Prefect accepts an unforced Suspended only from Running
+        run.state, run.running = RunState.PAUSED, False
+        run.history.append((RunState.PAUSED.value, None))
+        return True
+
+    async def resume(self, flow_run_id: str) -> bool:
+        self._record("resume", flow_run_id=flow_run_id)
+        run = self.runs.get(flow_run_id)
+        if run is None or run.state != RunState.PAUSED:
+            return False
+        run.state, run.scheduled_time = RunState.SCHEDULED, utcnow()
+        run.history.append((RunState.SCHEDULED.value, "Resuming"))
+        return True
+
+    async def run_states(self, flow_run_ids: Sequence[str]) -> dict[str, str]:
+        self._record("run_states", flow_run_ids=list(flow_run_ids))
+        return {
+            i: ("RUNNING" if self.runs[i].running else self.runs[i].state.value) for i in flow_run_ids if i in self.runs
+        }
+
+    async def step_runs(self, flow_run_ids: Sequence[str]) -> list[StepRun]:
+        self._record("step_runs", flow_run_ids=list(flow_run_ids))
+        return [step for i in flow_run_ids for step in self.steps_of.get(i, [])]
+
+    async def state_history(self, flow_run_id: str) -> list[StateChange]:
+        self._record("state_history", flow_run_id=flow_run_id)
+        run = self.runs.get(flow_run_id)
+        if run is None:
+            return []
+        now = utcnow()
+        return [
+            StateChange(flow_run_id=flow_run_id, state_type=t, state_name=t.title(), message=m, at=now)
+            for t, m in run.history
+        ]
 
     async def close(self) -> None:
         self.calls.append(("close", {}))

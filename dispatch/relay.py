@@ -5,7 +5,8 @@ NULL. The relay groups what waits (``tenant_runtime.actions.outbox``: publishes
 are coalesced into batches), creates each group's flow run (idempotency key =
 the operation's or the batch's key, so two relays racing create one run) or,
 for a retry, sets the existing run back to Scheduled; then it marks the rows
-sent. Whatever fails stays unsent and the next sweep tries again.
+sent. Whatever fails stays unsent and the next sweep tries again. Each pass
+then applies the tenant's run-control requests (``dispatch/run_control.py``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import asyncio
 import structlog
 
 from dispatch.prefect_port import PrefectPort, RunRequest
+from dispatch.run_control import ControlRelay
 from tenant_runtime import queries
 from tenant_runtime.actions.operations import mark_send_failed, mark_sent
 from tenant_runtime.actions.outbox import Coalescing, Send, group_waiting_publishes, list_sends, may_group
@@ -48,6 +50,7 @@ class Relay:
         self.factory = factory
         self.prefect = prefect
         self.coalescing = coalescing
+        self.controls = ControlRelay(prefect)
         self._locks: dict[str, asyncio.Lock] = {}
 
     async def relay_tenant(self, tenant: str) -> int:
@@ -77,6 +80,8 @@ class Relay:
                 await asyncio.to_thread(_record_sent, ws, ids, flow_run_id)
                 bound.info("relay.sent", run_id=flow_run_id)
                 sent += 1
+            # Then pause / resume / terminate requests and due waits (dispatch/run_control.py).
+            await self.controls.relay_controls(ws)
             return sent
 
     def _plan(self, ws: Workspace) -> list[Send]:

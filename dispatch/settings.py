@@ -21,6 +21,8 @@ class DispatchSettings(PressroomSettings):
     poll_interval: float = Field(0.5, gt=0, le=60, validation_alias="PRESSROOM_WORKER_POLL_SECONDS")
     concurrency: int = Field(8, ge=1, le=1000, validation_alias="PRESSROOM_WORKER_CONCURRENCY")
     sweep_interval: float = Field(10.0, ge=0, validation_alias="PRESSROOM_SWEEP_SECONDS")
+    # How often a worker asks Prefect whether someone cancelled one of its running runs (Cancelling).
+    control_poll_seconds: float = Field(2.0, gt=0, le=60, validation_alias="PRESSROOM_CONTROL_POLL_SECONDS")
     # A running attempt renews its lease every lease_seconds / 3; one older than
     # lease_seconds belongs to a dead worker and is rescheduled by any sweeper.
     lease_seconds: float = Field(30.0, ge=1)

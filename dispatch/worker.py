@@ -21,11 +21,12 @@ from uuid import UUID
 import structlog
 from prefect.client.schemas.objects import FlowRun
 from prefect.context import AsyncClientContext, SyncClientContext
+from prefect.exceptions import Abort, Pause
 from prefect.flow_engine import run_flow_async
 from prefect.settings import PREFECT_API_URL, temporary_settings
 from prefect.states import State
 
-from dispatch.operation_sync import OperationSync
+from dispatch.operation_sync import Claim, OperationSync
 from dispatch.prefect_gateway import PrefectGateway
 from dispatch.prefect_port import RunState
 from dispatch.relay import Relay
@@ -72,7 +73,11 @@ class RuntimeWorker:
         self.sync = OperationSync(factory, settings)
         self._running: dict[UUID, asyncio.Task[None]] = {}
         self._running_queues: dict[UUID, str] = {}
+        # The engine's own task of each running flow: a terminate cancels it, not the claim around it.
+        self._flows: dict[str, asyncio.Task[Any]] = {}
+        self._terminating: dict[str, str] = {}  # flow run id → who stopped it
         self._last_sweep = 0.0
+        self._last_control_check = 0.0
         self._quiet: dict[str, tuple[int, int]] = {}
 
     def serves(self, tenant: str) -> bool:
@@ -102,6 +107,7 @@ class RuntimeWorker:
             try:
                 # A call stuck on an unreachable server must not keep a stopping worker alive.
                 started = await _until(stop, self.poll_once()) or 0
+                await _until(stop, self._maybe_check_running())
                 await _until(stop, self._maybe_sweep())
             except Exception as exc:  # the server may be restarting: keep polling
                 log.warning("worker.poll_failed", error=str(exc) or type(exc).__name__)
@@ -206,13 +212,22 @@ class RuntimeWorker:
                 await self._execute_platform(flow_run, workflow, parameters)
                 return
             bound = bound.bind(tenant=parameters.tenant, operation_id=parameters.operation_id)
-            claimed = await asyncio.to_thread(self._claim, flow_run, workflow, parameters)
+            claim = await asyncio.to_thread(self._claim, flow_run, workflow, parameters)
         except (ClaimRejected, NotFound) as exc:
             bound.warning("worker.claim_rejected", reason=exc.message, details=exc.details)
             await self.gateway.set_state(
                 flow_run.id, RunState.FAILED, message=f"claim_rejected: {exc.message}", force=True
             )
             return
+        if claim.held:  # paused before it started: back to suspended, unclaimed
+            bound.info("worker.run_held")
+            await self.gateway.suspend(run_id, force=True)
+            return
+        if claim.cancelled:
+            bound.info("worker.run_terminated_before_start")
+            await self.gateway.set_state(flow_run.id, RunState.CANCELLED, message="terminated", force=True)
+            return
+        claimed = claim.claimed
         if not claimed:
             bound.info("worker.stale_run_noop")
             await self.gateway.set_state(
@@ -222,12 +237,33 @@ class RuntimeWorker:
         tenant = parameters.tenant
         bound.info("worker.run_started", flow=workflow.value, operations=len(claimed))
         lease = asyncio.create_task(self._renew_lease(tenant, claimed, run_id))
-        try:
-            state = await run_flow_async(
+        engine = asyncio.create_task(
+            run_flow_async(
                 flow=FLOWS[workflow], flow_run=flow_run, parameters=run_parameters(parameters), return_type="state"
             )
+        )
+        self._flows[run_id] = engine
+        try:
+            state = await engine
+        except Pause:  # suspended at a step boundary (a pause, or a wait for an event)
+            await self._parked(tenant, claimed, run_id)
+            return
+        except Abort as exc:  # the server refused to let it run (cancelled or suspended meanwhile)
+            bound.warning("worker.run_aborted", reason=str(exc))
+            await self._reconcile(tenant, claimed, run_id)
+            return
+        except asyncio.CancelledError:
+            if run_id not in self._terminating:
+                raise  # the worker is stopping: the run is reclaimed later
+            await self._stopped(tenant, claimed, run_id)
+            return
         finally:
             lease.cancel()
+            self._flows.pop(run_id, None)
+        if run_id in self._terminating or (isinstance(state, State) and state.type.value == RunState.CANCELLING):
+            # Cancelled while its last step ran: the engine's final state was refused.
+            await self._stopped(tenant, claimed, run_id)
+            return
         if not isinstance(state, State):  # return_type="state" gives a state; anything else is a lost run
             raise RuntimeError(f"run {run_id} ended without a final state")
         result = await state.aresult(raise_on_failure=False)
@@ -235,10 +271,68 @@ class RuntimeWorker:
         facts = dict(outcome.facts) if isinstance(outcome, RunOutcome) else None
         settled = await asyncio.to_thread(self.sync.settle, tenant, verdicts(claimed, outcome), facts)
         bound.info("worker.run_finished", state=state.type.value, statuses=dict(Counter(settled.values())))
+        await self._relay(tenant, bound)
+
+    async def _relay(self, tenant: str, bound: Any) -> None:
         try:
             await self.relay.relay_tenant(tenant)
         except Exception as exc:
             bound.warning("worker.relay_failed", error=str(exc))
+
+    # --- run control --------------------------------------------------------------------------------
+
+    def terminate(self, flow_run_id: str, actor: str = "prefect") -> bool:
+        """Stop a run this worker is running (its operations end cancelled); False if it runs none such."""
+        engine = self._flows.get(flow_run_id)
+        if engine is None or engine.done():
+            return False
+        self._terminating[flow_run_id] = actor
+        engine.cancel()
+        return True
+
+    async def _parked(self, tenant: str, claimed: list[str], run_id: str) -> None:
+        """The run suspended: it now holds no slot; its operations are paused or waiting, or go on at once."""
+        parked = await asyncio.to_thread(self.sync.parked, tenant, claimed)
+        bound = log.bind(tenant=tenant, run_id=run_id, operation_id=claimed[0])
+        if parked.decision == "resume":
+            await self.gateway.resume(run_id)  # its event or a resume came while it was suspending
+        elif parked.decision == "cancel":
+            await self.gateway.set_state(run_id, RunState.CANCELLED, message="terminated", force=True)
+        elif parked.foreign:
+            # Suspended from outside (the Prefect UI pauses with a timeout, after which Prefect would
+            # fail the run): held again without one, paused until resumed.
+            await self.gateway.suspend(run_id, force=True)
+        bound.info("worker.run_parked", decision=parked.decision, foreign=parked.foreign)
+        await self._relay(tenant, bound)
+
+    async def _stopped(self, tenant: str, claimed: list[str], run_id: str) -> None:
+        actor = self._terminating.pop(run_id, "prefect")
+        ended = await asyncio.to_thread(self.sync.cancelled, tenant, claimed, actor, "terminated")
+        await self.gateway.set_state(run_id, RunState.CANCELLED, message="terminated", force=True)
+        log.info("worker.run_terminated", tenant=tenant, run_id=run_id, operations=len(ended))
+        await self._relay(tenant, log.bind(tenant=tenant, run_id=run_id))
+
+    async def _reconcile(self, tenant: str, operation_ids: list[str], run_id: str) -> None:
+        """Bring operations in step with a run the engine would not (or no longer) run."""
+        state = (await self.gateway.run_states([run_id])).get(run_id)
+        if state in ("CANCELLING", "CANCELLED"):
+            await asyncio.to_thread(self.sync.cancelled, tenant, operation_ids, "prefect", "cancelled in Prefect")
+            if state == "CANCELLING":
+                await self.gateway.set_state(run_id, RunState.CANCELLED, message="cancelled", force=True)
+        elif state == "PAUSED":
+            await self._parked(tenant, operation_ids, run_id)
+
+    async def _maybe_check_running(self) -> None:
+        """Every ``control_poll_seconds``: stop the running runs someone cancelled (Cancelling in Prefect)."""
+        now = asyncio.get_running_loop().time()
+        if not self._flows or now - self._last_control_check < self.settings.control_poll_seconds:
+            return
+        self._last_control_check = now
+        states = await self.gateway.run_states(list(self._flows))
+        for run_id, state in states.items():
+            if state == "CANCELLING" and run_id not in self._terminating:
+                log.info("worker.cancel_requested", run_id=run_id)
+                self.terminate(run_id)
 
     async def _execute_platform(self, flow_run: FlowRun, workflow: Workflow, parameters: RunParameters) -> None:
         """A run for the platform (a nightly fan-out): nothing to claim, it writes into tenants' outboxes."""
@@ -272,7 +366,7 @@ class RuntimeWorker:
             )
         return workflow, parameters_from_run(workflow, flow_run.parameters)
 
-    def _claim(self, flow_run: FlowRun, workflow: Workflow, parameters: RunParameters) -> list[str]:
+    def _claim(self, flow_run: FlowRun, workflow: Workflow, parameters: RunParameters) -> Claim:
         tenant = parameters.tenant
         if not self.serves(tenant):
             raise ClaimRejected("This runtime does not serve the run's tenant.", details={"tenant": tenant})
@@ -329,6 +423,7 @@ class RuntimeWorker:
         Returns whether the tenant has anything unsent or delivering (to look at again next sweep).
         """
         running = {str(run_id) for run_id in self._running}
+        await self._check_parked(tenant)
         stale, busy = await asyncio.to_thread(self.sync.stale, tenant)
         for operation_id, flow_run_id in stale:
             if flow_run_id in running:
@@ -339,6 +434,16 @@ class RuntimeWorker:
                 "worker.lease_expired_rescheduled", tenant=tenant, operation_id=operation_id, run_id=flow_run_id
             )
         return busy
+
+    async def _check_parked(self, tenant: str) -> None:
+        """Paused and waiting runs someone cancelled in the Prefect UI: their operations end cancelled."""
+        parked = await asyncio.to_thread(self.sync.parked_runs, tenant)
+        if not parked:
+            return
+        states = await self.gateway.run_states(list(parked))
+        for run_id, state in states.items():
+            if state in ("CANCELLING", "CANCELLED"):
+                await self._reconcile(tenant, parked[run_id], run_id)
 
     async def reclaim(self) -> int:
         """Runs left Running/Pending by a dead worker of these tenants go back to Scheduled.

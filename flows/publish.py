@@ -11,6 +11,7 @@ from __future__ import annotations
 from prefect import flow, task
 
 from flows.caching import CACHE_BY_STEP
+from flows.events import EventTimedOut, wait_for_event
 from flows.pipeline import deliver
 from flows.policies import RETRY_IO
 from flows.runtime import workspace
@@ -77,7 +78,17 @@ async def apply_release(tenant: str, run_id: str) -> Applied:
     persist_result=False,
 )
 async def scheduled_publish(params: ScheduledPublishParameters) -> RunOutcome:
-    """apply (version check) → the release delivery; a changed version fails the release, no retry."""
+    """[approval] → apply (version check) → the release delivery; a changed version fails the release, no
+    retry. A release that needs an approval waits for it first (the run parks meanwhile); no approval in
+    time, or one that says ``{"approved": false}``, fails it unapplied."""
+    if params.approval is not None:
+        try:
+            decision = await wait_for_event("approval", params.approval.event_type, params.approval.timeout_seconds)
+        except EventTimedOut as timed_out:
+            return RunOutcome.of(params.operation_id, FAILED, timed_out.failure())
+        if isinstance(decision, dict) and decision.get("approved") is False:
+            reason = str(decision.get("reason") or "the release was not approved")
+            return RunOutcome.of(params.operation_id, FAILED, Failure(step="approval", code="rejected", message=reason))
     applied = await apply_release(params.tenant, params.operation_id)
     if not applied.applied:
         conflict = applied.conflict or {}

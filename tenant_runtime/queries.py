@@ -8,7 +8,7 @@ from sqlalchemy import String, cast
 from sqlmodel import Session, and_, col, func, or_, select
 
 from tenant_runtime.errors import BadRequest, NotFound
-from tenant_runtime.operation_states import DELIVERING, FAILED, QUEUED, SCHEDULED, STATUSES
+from tenant_runtime.operation_states import DELIVERING, FAILED, PAUSED, QUEUED, SCHEDULED, STATUSES, WAITING
 from tenant_runtime.workflows import AGGREGATE_WORKFLOWS
 from tenant_runtime.workspace.delivery_models import AggregateState, WebhookDelivery, WebhookEndpoint
 from tenant_runtime.workspace.models import Attempt, Document, Operation, RenderedObject, Revision, SiteState
@@ -89,11 +89,22 @@ def unsent_operations(tx: Session, limit: int = 100) -> list[Operation]:
     return list(tx.exec(select(Operation).where(_unsent()).order_by(col(Operation.created_at)).limit(limit)))
 
 
+def _control_unsent() -> Any:
+    """A run-control request (pause, resume, terminate, wake) not applied to its run yet."""
+    return col(Operation.control).is_not(None) & col(Operation.control_sent_at).is_(None)
+
+
 def has_pending_delivery(tx: Session) -> bool:
-    """Anything unsent (waiting in the outbox) or being delivered: the sweeper must look again."""
-    return (
-        tx.exec(select(Operation.id).where(_unsent() | (Operation.status == DELIVERING)).limit(1)).first() is not None
-    )
+    """Anything unsent (in the outbox, or a control request), being delivered, or waiting on a deadline:
+    the sweeper must look again."""
+    busy = _unsent() | _control_unsent() | col(Operation.status).in_([DELIVERING, WAITING, PAUSED])
+    return tx.exec(select(Operation.id).where(busy).limit(1)).first() is not None
+
+
+def has_controls(tx: Session) -> bool:
+    """Any control request to apply, or a wait that may have come due."""
+    busy = _control_unsent() | (Operation.status == WAITING)
+    return tx.exec(select(Operation.id).where(busy).limit(1)).first() is not None
 
 
 def has_unsent(tx: Session) -> bool:

@@ -96,18 +96,39 @@ def describe(
     operation_id: str,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
-    """An operation, its attempts and its Prefect flow run (state, queue, tags, link)."""
+    """An operation: every step of its run (status, attempts, error, start, duration), why it waits,
+    its attempts and its Prefect flow run (state, queue, tags, link)."""
     room = services()
-    operation = _operation(room, tenant, operation_id)
-    run: dict[str, Any] | None = None
-    if operation["flow_run_id"]:
-        run = asyncio.run(_read_run(room, operation["flow_run_id"]))
+    operation, run = asyncio.run(_describe(room, tenant, operation_id))
     if as_json:
         typer.echo(json.dumps({"operation": operation, "flow_run": run}, default=str, indent=2))
         return
     console.print(f"[bold]{operation['id']}[/bold]  {operation['kind']}  [bold]{operation['status']}[/bold]")
     if operation["error"]:
         console.print(f"error: {operation['error']['code']}: {operation['error']['message']}")
+    waiting = operation.get("waiting")
+    if waiting:
+        until = f" until {waiting['until']}" if waiting.get("until") else ""
+        what = f" ({waiting['event_type']})" if waiting.get("event_type") else ""
+        console.print(f"waiting: {waiting['reason']}{what}{until}")
+    control = operation.get("control")
+    if control:
+        applied = "applied" if control["applied"] else "not applied yet"
+        console.print(f"control: {control['action']} by {control['by']} ({applied})")
+    if operation.get("restarts"):
+        console.print(f"restarts: {operation['restarts']}")
+    steps = Table("step", "status", "attempts", "started", "duration", "error")
+    for step in operation.get("steps", []):
+        duration = f"{step['duration_ms']} ms" if step["duration_ms"] is not None else ""
+        steps.add_row(
+            step["name"],
+            step["status"],
+            str(step["attempts"]),
+            str(step["started_at"] or ""),
+            duration,
+            (step["error"] or "")[:80],
+        )
+    console.print(steps)
     table = Table("attempt", "started", "finished", "step", "error")
     for attempt in operation["attempts"]:
         table.add_row(
@@ -127,6 +148,114 @@ def describe(
         )
 
 
+async def _describe(room: Services, tenant: str, operation_id: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    try:
+        described = await room.operations.describe(CLI_OPERATOR, tenant, operation_id)
+        operation = dict(msgspec.to_builtins(described))
+        run = await _read_run(room, operation["flow_run_id"]) if operation["flow_run_id"] else None
+        return operation, run
+    finally:
+        await room.prefect.close()
+
+
+@runs_app.command("timeline")
+def timeline(
+    tenant: str,
+    operation_id: str,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Content, control and engine events of one operation, oldest first."""
+    room = services()
+    out = asyncio.run(_timeline(room, tenant, operation_id))
+    if as_json:
+        typer.echo(json.dumps(msgspec.to_builtins(out), default=str, indent=2))
+        return
+    table = Table("at", "source", "event", "detail")
+    for entry in out.entries:
+        detail = ", ".join(f"{k}={v}" for k, v in entry.detail.items() if v not in (None, ""))
+        table.add_row(entry.at.isoformat(timespec="milliseconds"), entry.source, entry.event, detail[:100])
+    console.print(table)
+    if out.prefect != "ok":
+        console.print("(Prefect did not answer: only the operation's own record is shown)")
+
+
+async def _timeline(room: Services, tenant: str, operation_id: str) -> Any:
+    try:
+        return await room.operations.timeline(CLI_OPERATOR, tenant, operation_id)
+    finally:
+        await room.prefect.close()
+
+
+def _control(room: Services, tenant: str, operation_id: str, action: str, yes: bool) -> None:
+    if not yes and not typer.confirm(f"{action} {operation_id} of {tenant}?"):
+        raise typer.Abort()
+    outcome = room.operations.control(CLI_OPERATOR, tenant, operation_id, action, confirm=True)
+    room.handoff.flush()
+    console.print(f"operation {operation_id}: {outcome.body['status']} ({action} asked)")
+
+
+YES = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
+
+
+@runs_app.command("pause")
+def pause(tenant: str, operation_id: str, yes: YES = False) -> None:
+    """Stop the run at its next step boundary (a queued one before it starts)."""
+    _control(services(), tenant, operation_id, "pause", yes)
+
+
+@runs_app.command("resume")
+def resume(tenant: str, operation_id: str, yes: YES = False) -> None:
+    """Let a paused run go on; its completed steps are not redone."""
+    _control(services(), tenant, operation_id, "resume", yes)
+
+
+@runs_app.command("terminate")
+def terminate(tenant: str, operation_id: str, yes: YES = False) -> None:
+    """End the operation cancelled (a running run is stopped by its worker)."""
+    _control(services(), tenant, operation_id, "terminate", yes)
+
+
+@runs_app.command("restart")
+def restart(
+    tenant: str,
+    operation_id: str,
+    from_step: Annotated[
+        str | None, typer.Option("--from-step", help="Run this step and every later one again.")
+    ] = None,
+    yes: YES = False,
+    wait: Annotated[bool, typer.Option(help="Follow it to the end.")] = False,
+    timeout: Annotated[float, typer.Option()] = 300,
+) -> None:
+    """Run a settled operation again, from the top or from a named step (the steps before it stay cached)."""
+    room = services()
+    where = f"from {from_step}" if from_step else "from the top"
+    if not yes and not typer.confirm(f"restart {operation_id} of {tenant} {where}?"):
+        raise typer.Abort()
+    outcome = room.operations.restart(CLI_OPERATOR, tenant, operation_id, from_step=from_step, confirm=True)
+    room.handoff.flush()
+    console.print(f"operation {operation_id}: {outcome.body['status']} (restart {outcome.body['restart']} {where})")
+    if wait:
+        follow(room, tenant, [operation_id], timeout)
+
+
+@runs_app.command("event")
+def event(
+    tenant: str,
+    operation_id: str,
+    event_type: Annotated[str, typer.Argument(metavar="TYPE")],
+    payload: Annotated[str, typer.Option(help="The event's payload, as JSON.")] = "null",
+) -> None:
+    """Send an event to the operation's wait_for_event (kept until the wait consumes it)."""
+    room = services()
+    try:
+        body = json.loads(payload)
+    except json.JSONDecodeError as exc:
+        raise typer.BadParameter(f"--payload is not JSON: {exc}") from None
+    outcome = room.operations.send_event(CLI_OPERATOR, tenant, operation_id, event_type, body)
+    room.handoff.flush()
+    console.print(f"operation {operation_id}: event {event_type} kept ({outcome.body['status']})")
+
+
 async def _read_run(room: Services, flow_run_id: str) -> dict[str, Any] | None:
     try:
         run = await room.prefect.read_run(flow_run_id)
@@ -143,8 +272,6 @@ async def _read_run(room: Services, flow_run_id: str) -> dict[str, Any] | None:
         }
     except Exception as exc:
         return {"id": flow_run_id, "name": "?", "state": f"unreachable ({exc})", "work_queue_name": "?", "tags": []}
-    finally:
-        await room.prefect.close()
 
 
 __all__ = ["operations_app", "runs_app"]

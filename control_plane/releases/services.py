@@ -23,6 +23,8 @@ class ReleaseService:
             redirects_version=data.redirects_version,
             theme=data.theme,
             publish_at=data.publish_at,
+            approval_event=data.approval.type if data.approval else None,
+            approval_timeout_seconds=data.approval.timeout_seconds if data.approval else None,
         )
         return self.gate.execute(
             principal,

@@ -6,6 +6,7 @@ client.py      RuntimeClient (typed calls) over a RuntimeTransport (the one seam
 in_process.py  InProcessRuntime: the transport that runs requests in this process
 reads.py       its query handlers; changes.py its command handlers; browse.py the dashboard's;
                media.py the media library's
+               run_control.py pause, resume, terminate, restart, events and the operation record
 handoff.py     RelayHandoff: the one place committed work goes to the relay
 """
 
@@ -17,6 +18,7 @@ from dispatch.runtime.views import (
     AttemptOut,
     CommandResult,
     DeliveryOut,
+    ControlOut,
     DocumentOut,
     DocumentPage,
     DocumentRow,
@@ -26,7 +28,11 @@ from dispatch.runtime.views import (
     ReleaseContents,
     ResourceOut,
     SiteSettingsOut,
+    OperationRecord,
+    StepOut,
     TenantFigures,
+    TimelineEntry,
+    WaitingOut,
     WebhookOut,
 )
 
@@ -34,6 +40,7 @@ __all__ = [
     "AttemptOut",
     "CommandResult",
     "DeliveryOut",
+    "ControlOut",
     "DocumentOut",
     "DocumentPage",
     "DocumentRow",
@@ -41,13 +48,17 @@ __all__ = [
     "MediaOut",
     "MediaPolicyOut",
     "OperationOut",
+    "OperationRecord",
     "RelayHandoff",
     "ReleaseContents",
     "ResourceOut",
     "RuntimeClient",
     "RuntimeTransport",
     "SiteSettingsOut",
+    "StepOut",
     "TenantFigures",
+    "TimelineEntry",
+    "WaitingOut",
     "WebhookOut",
     "messages",
 ]

@@ -1,8 +1,19 @@
 """Every area's runtime handlers, imported once so the handler tables are complete."""
 
-from dispatch.runtime import backups, browse, changes, lanes, media, packages, reads, retention, versions
+from dispatch.runtime import (
+    backups,
+    browse,
+    changes,
+    lanes,
+    media,
+    packages,
+    reads,
+    retention,
+    run_control,
+    versions,
+)
 from dispatch.runtime.handlers import CHANGES, READS
 
-AREAS = (reads, changes, versions, backups, browse, lanes, media, packages, retention)
+AREAS = (reads, changes, versions, backups, browse, lanes, media, packages, retention, run_control)
 
 __all__ = ["AREAS", "CHANGES", "READS"]

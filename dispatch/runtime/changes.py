@@ -15,6 +15,7 @@ from tenant_runtime import delivery
 from tenant_runtime.actions import documents, operations, publishing, releases, site_resources, webhooks
 from tenant_runtime.actions.search_index import request_search_rebuild
 from tenant_runtime.actions.site import request_seed
+from tenant_runtime.workflows import Approval
 from tenant_runtime.workspace import Actor, Document, Operation, Workspace
 
 
@@ -92,7 +93,10 @@ def _create_release(tx: Session, ws: Workspace, actor: Actor, c: m.CreateRelease
         redirects_version=c.redirects_version,
         theme=c.theme,
     )
-    operation = releases.create_release(tx, ws.tenant, actor, spec, publish_at=c.publish_at)
+    approval = None
+    if c.approval_timeout_seconds is not None:
+        approval = Approval(event_type=c.approval_event or "approval", timeout_seconds=c.approval_timeout_seconds)
+    operation = releases.create_release(tx, ws.tenant, actor, spec, publish_at=c.publish_at, approval=approval)
     return accepted(ws, operation, scheduled_for=_scheduled_for(operation))
 
 

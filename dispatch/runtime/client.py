@@ -24,6 +24,7 @@ from dispatch.runtime.views import (
     ReleaseContents,
     ResourceOut,
     SiteSettingsOut,
+    OperationRecord,
     TenantFigures,
     WebhookOut,
 )
@@ -79,6 +80,10 @@ class RuntimeClient:
 
     def operation(self, tenant: str, actor: m.ActorRef, operation_id: str) -> OperationOut:
         result: OperationOut = self.transport.query(tenant, actor, m.GetOperation(operation_id=operation_id))
+        return result
+
+    def operation_record(self, tenant: str, actor: m.ActorRef, operation_id: str) -> OperationRecord:
+        result: OperationRecord = self.transport.query(tenant, actor, m.GetOperationRecord(operation_id=operation_id))
         return result
 
     def resource(self, tenant: str, actor: m.ActorRef, name: str) -> ResourceOut:

@@ -104,6 +104,9 @@ class CreateRelease(Message, frozen=True):
     redirects_version: int | None = None
     theme: str | None = None
     publish_at: datetime | None = None
+    # A scheduled release that waits for an approval event (its type) for up to this many seconds.
+    approval_event: str | None = None
+    approval_timeout_seconds: float | None = None
 
 
 class RescheduleRelease(Message, frozen=True):
@@ -220,6 +223,35 @@ class ExpirePackageKey(Message, frozen=True):
     at: datetime
 
 
+class PauseOperation(Message, frozen=True):
+    operation_id: str
+
+
+class ResumeOperation(Message, frozen=True):
+    operation_id: str
+
+
+class TerminateOperation(Message, frozen=True):
+    operation_id: str
+
+
+class RestartOperation(Message, frozen=True):
+    operation_id: str
+    from_step: str | None = None  # None: from the top
+
+
+class SendOperationEvent(Message, frozen=True):
+    operation_id: str
+    event_type: str  # ``type`` names the message itself (the tag field)
+    payload: Any = None
+
+
+class GetOperationRecord(Message, frozen=True):
+    """The operation's own record for its timeline: audit entries, attempts, waits and events."""
+
+    operation_id: str
+
+
 class CreateWorkspace(Message, frozen=True):
     """Create the tenant's workspace (idempotent) titled ``title``: the operator's tenant creation."""
 
@@ -279,6 +311,7 @@ Query = (
     | ListMedia
     | GetMedia
     | GetMediaPolicy
+    | GetOperationRecord
 )
 
 __all__ = [
@@ -300,6 +333,7 @@ __all__ = [
     "GetMediaPolicy",
     "GetOperation",
     "GetReleaseContents",
+    "GetOperationRecord",
     "GetSiteResource",
     "GetSiteSettings",
     "InstallPackage",
@@ -310,6 +344,7 @@ __all__ = [
     "ListPackages",
     "ListWebhooks",
     "Message",
+    "PauseOperation",
     "PublishDocument",
     "Query",
     "Quota",
@@ -322,8 +357,12 @@ __all__ = [
     "RollbackPackage",
     "SeedSite",
     "SetMediaPolicy",
+    "RestartOperation",
+    "ResumeOperation",
+    "SendOperationEvent",
     "SetWebhookEnabled",
     "UninstallPackage",
+    "TerminateOperation",
     "UnpublishDocument",
     "UpdateDocument",
     "UpdateSiteResource",

@@ -8,13 +8,22 @@ from sqlmodel import Session, col, func, select
 
 from dispatch.runtime import messages as m
 from dispatch.runtime.handlers import query
-from dispatch.runtime.views import AttemptOut, DocumentOut, OperationOut, ResourceOut, TenantFigures, WebhookOut
+from dispatch.runtime.views import (
+    AttemptOut,
+    ControlOut,
+    DocumentOut,
+    OperationOut,
+    ResourceOut,
+    TenantFigures,
+    WaitingOut,
+    WebhookOut,
+)
 from dispatch.settings import DispatchSettings
 from tenant_runtime import queries
-from tenant_runtime.actions import site_resources
+from tenant_runtime.actions import run_control, site_resources
 from tenant_runtime.actions.outbox import is_batch
 from tenant_runtime.ids import as_utc
-from tenant_runtime.operation_states import TERMINAL
+from tenant_runtime.operation_states import FAILED, PAUSED, SCHEDULED, TERMINAL, WAITING
 from tenant_runtime.workspace import Document, Operation, WebhookEndpoint, Workspace
 
 
@@ -81,6 +90,39 @@ def operation_out(
         workflow=operation.flow_name,
         document_title=titles.get(document_id) if document_id else None,
         outcome=operation.outcome,
+        waiting=waiting_out(tx, operation),
+        control=control_out(operation),
+        restarts=operation.restarts,
+        flow_run_ids=list(
+            dict.fromkeys(a.flow_run_id for a in queries.attempts_for(tx, operation.id) if a.flow_run_id)
+        ),
+    )
+
+
+def waiting_out(tx: Session, operation: Operation) -> WaitingOut | None:
+    """Why the operation is not running now: scheduled, a retry's backoff, paused, or awaiting an event."""
+    if operation.status == SCHEDULED:
+        return WaitingOut(reason="scheduled", until=_aware(operation.scheduled_for))
+    if operation.status == FAILED and operation.next_attempt_at is not None:
+        return WaitingOut(reason="retry", until=_aware(operation.next_attempt_at))
+    if operation.status == PAUSED:
+        return WaitingOut(reason="paused", until=None, by=operation.control_actor)
+    if operation.status == WAITING:
+        wait = next((w for w in reversed(run_control.waits_of(tx, operation.id)) if w.resolved_at is None), None)
+        if wait is not None:
+            return WaitingOut(reason="awaiting_event", until=as_utc(wait.deadline), event_type=wait.event_type)
+    return None
+
+
+def control_out(operation: Operation) -> ControlOut | None:
+    if operation.control is None:
+        return None
+    return ControlOut(
+        action=operation.control,
+        by=operation.control_actor,
+        requested_at=_aware(operation.control_requested_at),
+        applied=operation.control_sent_at is not None,
+        error=operation.control_error,
     )
 
 

@@ -35,6 +35,53 @@ class AttemptOut(msgspec.Struct):
     error: str | None
 
 
+class StepOut(msgspec.Struct):
+    """One step of the operation's run: its declared name joined with Prefect's task runs of it."""
+
+    name: str
+    status: str  # pending | running | completed | cached | failed | retrying | skipped
+    attempts: int
+    error: str | None
+    started_at: datetime | None
+    duration_ms: int | None
+
+
+class WaitingOut(msgspec.Struct):
+    """Why the operation is not running now, and until when."""
+
+    reason: str  # scheduled | retry | paused | awaiting_event
+    until: datetime | None
+    event_type: str | None = None
+    by: str | None = None
+
+
+class ControlOut(msgspec.Struct):
+    """The last run-control request and whether dispatch has applied it to the run."""
+
+    action: str
+    by: str | None
+    requested_at: datetime | None
+    applied: bool
+    error: str | None
+
+
+class TimelineEntry(msgspec.Struct):
+    """One moment of an operation's life, content or engine."""
+
+    at: datetime
+    source: str  # content | engine | control
+    event: str
+    detail: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+class OperationRecord(msgspec.Struct):
+    """The tenant's own record of an operation, for its timeline."""
+
+    operation_id: str
+    flow_run_ids: list[str]
+    entries: list[TimelineEntry]
+
+
 class OperationOut(msgspec.Struct):
     id: str
     kind: str
@@ -61,6 +108,14 @@ class OperationOut(msgspec.Struct):
     document_title: str | None = None
     # What the run that completed it reported (purged surrogate keys, counts …).
     outcome: dict[str, Any] | None = None
+    # Run control: why it is not running now, the last control request, restarts so far, and
+    # (filled in by dispatch/run_views.py from Prefect's task runs) every step of its run.
+    waiting: WaitingOut | None = None
+    control: ControlOut | None = None
+    restarts: int = 0
+    steps: list[StepOut] = msgspec.field(default_factory=list)
+    # The flow runs its attempts ran in (a restart is a new run), oldest first.
+    flow_run_ids: list[str] = msgspec.field(default_factory=list)
 
 
 class ResourceOut(msgspec.Struct):
@@ -173,5 +228,10 @@ __all__ = [
     "ResourceOut",
     "SiteSettingsOut",
     "TenantFigures",
+    "ControlOut",
+    "OperationRecord",
+    "StepOut",
+    "TimelineEntry",
+    "WaitingOut",
     "WebhookOut",
 ]

@@ -16,9 +16,11 @@ from tenant_runtime.operation_states import (
     DEAD,
     DELIVERING,
     FAILED,
+    PAUSED,
     QUEUED,
     SCHEDULED,
     TERMINAL,
+    WAITING,
     check_transition,
 )
 from tenant_runtime.queries import get_operation
@@ -86,6 +88,10 @@ def mark_send_failed(tx: Session, operation_id: str, error: str) -> None:
     tx.add(operation)
 
 
+class RunHeld(Exception):
+    """The operation was paused before its run started: the run goes back to being suspended, unclaimed."""
+
+
 def claim(tx: Session, carried: Carried, *, flow_run_id: str, batch_id: str | None = None) -> Attempt | None:
     """Start an attempt if the run matches its operation; otherwise ClaimRejected.
 
@@ -123,6 +129,12 @@ def claim(tx: Session, carried: Carried, *, flow_run_id: str, batch_id: str | No
         )
     if operation.status in TERMINAL:
         return None
+    if operation.status == PAUSED:
+        # Paused before it started, or resumed in the engine (the Prefect UI) behind Pressroom's back:
+        # a paused operation resumes through Pressroom only, so the run waits suspended again.
+        raise RunHeld(operation_id)
+    if operation.status == WAITING:
+        set_status(tx, operation, QUEUED)  # woken: the run checks its wait again
     if operation.status in (SCHEDULED, FAILED):
         # The run fired before the command layer's own flip (scheduled) or is a
         # Prefect-side retry: both re-enter the queue first.

@@ -23,7 +23,7 @@ from sqlmodel import Session, col, func, select
 
 from tenant_runtime import queries
 from tenant_runtime.ids import as_utc, new_id, utcnow
-from tenant_runtime.operation_states import QUEUED, TERMINAL
+from tenant_runtime.operation_states import PAUSED, QUEUED, TERMINAL, WAITING
 from tenant_runtime.workflows import (
     DeliveryItem,
     PublishBatchParameters,
@@ -112,7 +112,8 @@ def busy_publish_runs(tx: Session) -> int:
             select(func.count(func.distinct(Operation.batch_id))).where(
                 Operation.kind == COALESCED_KIND,
                 col(Operation.batch_id).is_not(None),
-                col(Operation.status).not_in(sorted(TERMINAL)),
+                # a paused or waiting run holds no slot: publishes behind it go on
+                col(Operation.status).not_in(sorted({*TERMINAL, PAUSED, WAITING})),
             )
         ).one()
     )

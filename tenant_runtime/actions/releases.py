@@ -23,6 +23,7 @@ from tenant_runtime.ids import as_utc, utcnow
 from tenant_runtime.operation_states import CANCELLED, SCHEDULED
 from tenant_runtime.queries import get_document, get_operation, site_state
 from tenant_runtime.workflows import (
+    Approval,
     DeliverReleaseParameters,
     DocumentVersion,
     ReleaseParameters,
@@ -128,11 +129,26 @@ def _apply(tx: Session, spec: ReleaseSpec, actor_id: str) -> int:
 
 
 def create_release(
-    tx: Session, tenant: str, actor: Actor, spec: ReleaseSpec, *, publish_at: datetime | None = None
+    tx: Session,
+    tenant: str,
+    actor: Actor,
+    spec: ReleaseSpec,
+    *,
+    publish_at: datetime | None = None,
+    approval: Approval | None = None,
 ) -> Operation:
-    """Publish the release now (one transaction) or schedule it; one operation either way."""
+    """Publish the release now (one transaction) or schedule it; one operation either way.
+
+    A scheduled release may wait for an ``approval`` event (sent to its operation) before it applies.
+    """
     actor.require("content.publish")
     _check_spec(spec)
+    if approval is not None and publish_at is None:
+        raise BadRequest(
+            "Only a scheduled release waits for an approval: give publish_at.",
+            code="approval_needs_schedule",
+            details={"field": "approval"},
+        )
     if spec.theme is not None:
         from tenant_runtime.actions.site_resources import validate_content
         from tenant_runtime.packages.themes import installed_themes
@@ -153,7 +169,7 @@ def create_release(
         )
         return operation
     when = check_publish_at(publish_at, utcnow())
-    scheduled = ScheduledPublishParameters(tenant=tenant, operation_id=new_operation_id(), **fields)
+    scheduled = ScheduledPublishParameters(tenant=tenant, operation_id=new_operation_id(), approval=approval, **fields)
     operation = new_operation(tx, actor, scheduled, scheduled_for=when)
     audit.record(
         tx,
@@ -164,6 +180,7 @@ def create_release(
         operation_id=operation.id,
         publish_at=when.isoformat(),
         documents=documents,
+        approval=approval.model_dump(mode="json") if approval else None,
     )
     return operation
 

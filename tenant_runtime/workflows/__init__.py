@@ -24,6 +24,7 @@ from tenant_runtime.workflows.outcomes import (
 )
 from tenant_runtime.workflows.parameters import (
     PLATFORM_TENANT,
+    Approval,
     Carried,
     DeliverReleaseParameters,
     DeliveryItem,
@@ -39,6 +40,7 @@ from tenant_runtime.workflows.parameters import (
     RebuildSearchIndexParameters,
     ReleaseParameters,
     RestoreVersionParameters,
+    Restart,
     RunParameters,
     ScheduledPublishParameters,
     SeedExampleSiteParameters,
@@ -67,6 +69,7 @@ __all__ = [
     "SUCCEEDED",
     "SUPERSEDED",
     "WORKFLOWS",
+    "Approval",
     "Carried",
     "DeliverReleaseParameters",
     "DeliveryItem",
@@ -85,6 +88,7 @@ __all__ = [
     "RebuildSearchIndexParameters",
     "ReleaseParameters",
     "RestoreVersionParameters",
+    "Restart",
     "RunOutcome",
     "RunParameters",
     "ScheduledPublishParameters",

@@ -30,11 +30,41 @@ class Carried(Frozen):
     fields: dict[str, Any]
 
 
+class Restart(Frozen):
+    """The restarts an operation has had: each from the top (None) or from a named step, oldest first.
+
+    A step's cache key carries its *epoch*: how many restarts reached it (a restart from
+    the top reaches every step, one from step k reaches k and every step after it). So
+    a restart from k finds the steps before k in the cache and runs k onwards again.
+    """
+
+    from_steps: tuple[str | None, ...] = Field(min_length=1)
+
+    @property
+    def count(self) -> int:
+        return len(self.from_steps)
+
+    def then(self, from_step: str | None) -> Restart:
+        return Restart(from_steps=(*self.from_steps, from_step))
+
+    def epoch(self, step: str, order: tuple[str, ...]) -> int:
+        """How many of the restarts run ``step`` again (a step the order does not name: all of them)."""
+        if step not in order:
+            return self.count
+        at = order.index(step)
+        return sum(1 for start in self.from_steps if start is None or start not in order or order.index(start) <= at)
+
+
 class RunParameters(Frozen):
-    """Base of every workflow's parameters: the tenant and the operation (or batch) the run is for."""
+    """Base of every workflow's parameters: the tenant and the operation (or batch) the run is for.
+
+    ``restart`` is set only on the run of a restarted operation (left out of the JSON otherwise,
+    so the runs of operations that were never restarted carry exactly what they always did).
+    """
 
     tenant: str
     operation_id: str
+    restart: Restart | None = Field(default=None, exclude_if=lambda value: value is None)
 
     def run_key(self) -> str:
         """What the run's idempotency key is made of (after the workflow's prefix): the operation."""
@@ -131,8 +161,21 @@ class DeliverReleaseParameters(ReleaseParameters):
     generation: int = 0
 
 
+class Approval(Frozen):
+    """An editor's sign-off a scheduled release waits for (``flows/events.wait_for_event``) before it applies.
+
+    Sent early, the approval is kept and the release goes at its time; not sent within
+    ``timeout_seconds`` of the release's time, the release fails (``event_timeout``), unapplied.
+    """
+
+    event_type: str = Field(default="approval", pattern=r"^[a-zA-Z0-9_][a-zA-Z0-9-_]*$", max_length=200)
+    timeout_seconds: float = Field(gt=0, le=90 * 24 * 3600)
+
+
 class ScheduledPublishParameters(ReleaseParameters):
     """A scheduled release: the run applies it (if every expected version still holds), then delivers it."""
+
+    approval: Approval | None = Field(default=None, exclude_if=lambda value: value is None)
 
 
 class SeedExampleSiteParameters(RunParameters):
@@ -209,6 +252,7 @@ class InstallPackageParameters(RunParameters):
 
 __all__ = [
     "PLATFORM_TENANT",
+    "Approval",
     "Carried",
     "DeliverReleaseParameters",
     "DeliveryItem",
@@ -225,6 +269,7 @@ __all__ = [
     "RebuildSearchIndexParameters",
     "ReleaseParameters",
     "RestoreVersionParameters",
+    "Restart",
     "RunParameters",
     "ScheduledPublishParameters",
     "SeedExampleSiteParameters",

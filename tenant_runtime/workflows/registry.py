@@ -52,32 +52,89 @@ class WorkflowSpec:
     refreshes_aggregates: bool = False
     # Runs for the platform, on the platform queue, carrying no operation (PlatformParameters).
     platform: bool = False
+    # Its steps (task names) in the order a run reaches them: what describe lists and a restart
+    # from a named step counts from (``Restart.epoch``). A test checks each is a task of its flow.
+    steps: tuple[str, ...] = ()
 
     def idempotency_key(self, parameters: RunParameters) -> str:
         """The run's idempotency key: the one place any run key is derived."""
         return f"{self.key_prefix or self.workflow.value}:{parameters.run_key()}"
 
 
+# The delivery pipeline (flows/pipeline.py): what a publish, a batch and a release run through.
+DELIVERY_STEPS = (
+    "verify",
+    "render_page",
+    "public_record",
+    "index_search",
+    "render_home",
+    "purge",
+    "refresh_aggregates",
+    "purge_aggregates",
+    "notify_plugins",
+)
+WITHDRAWAL_STEPS = (
+    "verify_unpublished",
+    "remove_page",
+    "remove_record",
+    "unindex_search",
+    "render_home",
+    "purge",
+    "refresh_aggregates",
+    "purge_aggregates",
+)
+
 WORKFLOWS: dict[Workflow, WorkflowSpec] = {
     spec.workflow: spec
     for spec in (
         WorkflowSpec(
-            Workflow.PUBLISH_DOCUMENT, PublishDocumentParameters, "publish", "publish", refreshes_aggregates=True
+            Workflow.PUBLISH_DOCUMENT,
+            PublishDocumentParameters,
+            "publish",
+            "publish",
+            refreshes_aggregates=True,
+            steps=DELIVERY_STEPS,
         ),
-        WorkflowSpec(Workflow.PUBLISH_BATCH, PublishBatchParameters, "publish", None, refreshes_aggregates=True),
+        WorkflowSpec(
+            Workflow.PUBLISH_BATCH,
+            PublishBatchParameters,
+            "publish",
+            None,
+            refreshes_aggregates=True,
+            steps=DELIVERY_STEPS,
+        ),
         WorkflowSpec(
             Workflow.UNPUBLISH_DOCUMENT,
             UnpublishDocumentParameters,
             "unpublish",
             "unpublish",
             refreshes_aggregates=True,
+            steps=WITHDRAWAL_STEPS,
         ),
         WorkflowSpec(
-            Workflow.DELIVER_RELEASE, DeliverReleaseParameters, "release", "release", refreshes_aggregates=True
+            Workflow.DELIVER_RELEASE,
+            DeliverReleaseParameters,
+            "release",
+            "release",
+            refreshes_aggregates=True,
+            steps=DELIVERY_STEPS,
         ),
-        WorkflowSpec(Workflow.SCHEDULED_PUBLISH, ScheduledPublishParameters, "release", "release"),
-        WorkflowSpec(Workflow.SEED_EXAMPLE_SITE, SeedExampleSiteParameters, "seed", "seed"),
-        WorkflowSpec(Workflow.REBUILD_SEARCH_INDEX, RebuildSearchIndexParameters, "search_rebuild", "search-rebuild"),
+        WorkflowSpec(
+            Workflow.SCHEDULED_PUBLISH,
+            ScheduledPublishParameters,
+            "release",
+            "release",
+            # "approval": the wait of a release that needs sign-off (flows/events.wait_for_event)
+            steps=("approval", "apply_release", *DELIVERY_STEPS),
+        ),
+        WorkflowSpec(Workflow.SEED_EXAMPLE_SITE, SeedExampleSiteParameters, "seed", "seed", steps=("seed_document",)),
+        WorkflowSpec(
+            Workflow.REBUILD_SEARCH_INDEX,
+            RebuildSearchIndexParameters,
+            "search_rebuild",
+            "search-rebuild",
+            steps=("rebuild_index",),
+        ),
         WorkflowSpec(Workflow.EXPORT_BACKUP, ExportBackupParameters, "backup", "backup"),
         WorkflowSpec(Workflow.WRITE_ARTICLE, WriteArticleParameters, "article", "brief", refreshes_aggregates=True),
         WorkflowSpec(Workflow.INSTALL_PACKAGE, InstallPackageParameters, "package", "package"),

@@ -29,6 +29,7 @@ from tenant_runtime.workspace.open import (
 )
 from tenant_runtime.workspace.package_models import InstalledPackage, PackageKey
 from tenant_runtime.workspace.version_models import RetentionPolicy, SpilloverPending
+from tenant_runtime.workspace.run_control_models import OperationEvent, OperationWait
 
 __all__ = [
     "ROLE_PERMISSIONS",
@@ -51,6 +52,8 @@ __all__ = [
     "MediaPolicy",
     "Operation",
     "PackageKey",
+    "OperationEvent",
+    "OperationWait",
     "RenderedObject",
     "RetentionPolicy",
     "Revision",

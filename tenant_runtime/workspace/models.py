@@ -67,6 +67,7 @@ class Operation(WorkspaceModel, table=True):
     __table_args__ = (
         Index("ix_operation_unsent", "sent_at", "status"),
         Index("ix_operation_status", "status"),
+        Index("ix_operation_control", "control_sent_at", "control"),
     )
 
     id: str = Field(default_factory=lambda: new_id("op"), primary_key=True)
@@ -91,6 +92,15 @@ class Operation(WorkspaceModel, table=True):
     error_message: str | None = None
     # What the run that settled it reported (the typed outcome's facts): purged tags, counts, …
     outcome: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
+    # Run control (tenant_runtime/actions/run_control.py): the last request (pause, resume,
+    # terminate, wake) and whether dispatch has applied it to the run (control_sent_at), like the
+    # outbox's sent_at: a request committed while Prefect is down is applied when it is back.
+    control: str | None = None
+    control_actor: str | None = None
+    control_requested_at: datetime | None = None
+    control_sent_at: datetime | None = None
+    control_error: str | None = None
+    restarts: int = 0
     created_at: datetime = Field(default_factory=utcnow)
     updated_at: datetime = Field(default_factory=utcnow)
     finished_at: datetime | None = None

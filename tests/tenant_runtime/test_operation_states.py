@@ -21,6 +21,17 @@ ALLOWED = {
     ("failed", "queued"),
     ("failed", "dead"),
     ("dead", "queued"),
+    # run control
+    ("queued", "paused"),
+    ("queued", "cancelled"),
+    ("delivering", "paused"),
+    ("delivering", "waiting"),
+    ("delivering", "cancelled"),
+    ("paused", "queued"),
+    ("paused", "cancelled"),
+    ("waiting", "queued"),
+    ("waiting", "cancelled"),
+    ("failed", "cancelled"),
 }
 
 
@@ -38,3 +49,17 @@ def test_terminal_statuses_have_no_way_out_and_the_table_covers_every_status() -
     assert set(TRANSITIONS) == set(STATUSES)
     assert all(not TRANSITIONS[s] for s in TERMINAL if s != "dead")
     assert TRANSITIONS["dead"] == {"queued"}  # only an explicit replay
+
+
+@pytest.mark.parametrize("status", STATUSES)
+def test_only_a_settled_operation_can_be_restarted(status: str) -> None:
+    from tenant_runtime.operation_states import check_restart
+
+    if status in {"succeeded", "superseded", "dead", "cancelled", "failed"}:
+        check_restart(status, None)
+    else:
+        with pytest.raises(IllegalTransition):
+            check_restart(status, None)
+    if status == "failed":  # a failure with a retry planned is not settled yet
+        with pytest.raises(IllegalTransition):
+            check_restart(status, object())
