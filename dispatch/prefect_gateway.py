@@ -68,6 +68,13 @@ def _state(state: RunState, message: str | None, when: datetime | None = None) -
     }[state](message=message)
 
 
+def _plain(value: datetime | None) -> datetime | None:
+    """A plain aware datetime (Prefect's client hands out its own DateTime subclass, which msgspec refuses)."""
+    if value is None:
+        return None
+    return datetime.fromtimestamp(value.timestamp(), UTC)
+
+
 def run_info(run: FlowRun) -> RunInfo:
     """Pressroom's view of a Prefect flow run."""
     return RunInfo(
@@ -79,9 +86,9 @@ def run_info(run: FlowRun) -> RunInfo:
         work_queue_name=run.work_queue_name,
         tags=tuple(run.tags),
         parameters=dict(run.parameters),
-        expected_start_time=run.expected_start_time,
-        start_time=run.start_time,
-        end_time=run.end_time,
+        expected_start_time=_plain(run.expected_start_time),
+        start_time=_plain(run.start_time),
+        end_time=_plain(run.end_time),
         total_run_time_seconds=run.total_run_time.total_seconds(),
     )
 
@@ -298,10 +305,10 @@ class PrefectGateway:
                 state_name=run.state_name or "",
                 message=run.state.message if run.state is not None else None,
                 run_count=run.run_count,
-                start_time=run.start_time,
-                end_time=run.end_time,
+                start_time=_plain(run.start_time),
+                end_time=_plain(run.end_time),
                 duration_seconds=run.total_run_time.total_seconds(),
-                created=run.created,
+                created=_plain(run.created),
             )
             for run in runs
         ]
@@ -319,7 +326,7 @@ class PrefectGateway:
                 state_type=state.type.value,
                 state_name=state.name or "",
                 message=state.message,
-                at=state.timestamp,
+                at=_plain(state.timestamp) or utcnow(),
             )
             for state in sorted(states, key=lambda state: state.timestamp)
         ]

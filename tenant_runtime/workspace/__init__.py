@@ -30,6 +30,7 @@ from tenant_runtime.workspace.open import (
 from tenant_runtime.workspace.package_models import InstalledPackage, PackageKey
 from tenant_runtime.workspace.version_models import RetentionPolicy, SpilloverPending
 from tenant_runtime.workspace.run_control_models import OperationEvent, OperationWait
+from tenant_runtime.workspace.version_models import RetentionPolicy, SpilloverPending
 
 __all__ = [
     "ROLE_PERMISSIONS",
