@@ -21,10 +21,10 @@ from dispatch.runtime.views import (
     MediaOut,
     MediaPolicyOut,
     OperationOut,
+    OperationRecord,
     ReleaseContents,
     ResourceOut,
     SiteSettingsOut,
-    OperationRecord,
     TenantFigures,
     WebhookOut,
 )
