@@ -183,7 +183,7 @@ def restart(tx: Session, actor: Actor, operation_id: str, from_step: str | None 
     before = operation.status
     operation.parameters = restarted.model_dump(mode="json")
     operation.restarts += 1
-    operation.idempotency_key = f"{workflow.idempotency_key(operation.id)}:restart-{operation.restarts}"
+    operation.idempotency_key = f"{workflow.idempotency_key(parameters)}:restart-{operation.restarts}"
     operation.status = QUEUED  # check_restart allowed the one way out of a settled state
     operation.batch_id = operation.id if operation.kind == "publish" else operation.batch_id
     for name in ("flow_run_id", "sent_at", "send_error", "next_attempt_at", "error_code", "error_message"):

@@ -124,7 +124,7 @@ def _added_columns(before: Rows, after: Rows) -> dict[str, set[str]]:
 
 
 # Columns a revision fills in for existing rows (0002: each delivery's document, from its operation).
-# 0004: every existing operation has had no restart.
+# 0007: every existing operation has had no restart.
 BACKFILLED = {("webhook_delivery", "document_id"), ("operation", "restarts")}
 
 
@@ -180,7 +180,7 @@ def test_a_pre_alembic_workspace_upgrades_in_place_on_open_without_losing_a_row(
     after.pop("alembic_version")
     _assert_rows_kept(before, after)
     # 0002 adds operation.outcome and webhook_delivery.document_id; the oldest workspaces also gain batch_id.
-    # 0004 adds where a spilled version body lives; 0005 the run-control columns of operation.
+    # 0004 adds where a spilled version body lives; 0007 the run-control columns of operation.
     control = {"control", "control_actor", "control_requested_at", "control_sent_at", "control_error", "restarts"}
     added = {"operation": {"outcome", *control}, "webhook_delivery": {"document_id"}}
     added["revision"] = {"body_key", "body_sha256", "body_bytes"}
