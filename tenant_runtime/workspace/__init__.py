@@ -28,7 +28,6 @@ from tenant_runtime.workspace.open import (
     migrate_workspaces,
 )
 from tenant_runtime.workspace.package_models import InstalledPackage, PackageKey
-from tenant_runtime.workspace.version_models import RetentionPolicy, SpilloverPending
 from tenant_runtime.workspace.run_control_models import OperationEvent, OperationWait
 from tenant_runtime.workspace.version_models import RetentionPolicy, SpilloverPending
 
@@ -52,9 +51,9 @@ __all__ = [
     "Media",
     "MediaPolicy",
     "Operation",
-    "PackageKey",
     "OperationEvent",
     "OperationWait",
+    "PackageKey",
     "RenderedObject",
     "RetentionPolicy",
     "Revision",
