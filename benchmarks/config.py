@@ -17,8 +17,9 @@ SUITE_NAMES = (
     "idle_tenants",
     "scheduled_backlog",
 )
-# Run only when asked for (--suite whatif): measurements of proposed core changes, patched in-process.
-EXTRA_SUITES = ("whatif", "whatif_fairness")
+# Run only when asked for (--suite NAME): whatif* measure proposed core changes patched in-process;
+# brief_intake measures the brief API (issue 13).
+EXTRA_SUITES = ("whatif", "whatif_fairness", "brief_intake")
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ tenants.py     tenants list|create, operator-token (audited operator writes)
 operations.py  operations list|retry, runs describe
 versions.py    revisions list|diff|restore, retention show|set|prune
 backups.py     backups create|list|import (a site's backups, imports and restores)
-lanes.py       briefs submit|show, lanes list|pack|edit-pack|budget|costs
+lanes.py       briefs submit|show, lanes list|pack|edit-pack|install|budget|costs
 packages.py    packages keygen|sign|install|list|rollback|uninstall, packages keys …
 """
 

@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from control_plane.cli.common import CLI_OPERATOR, app, services
-from control_plane.lanes.schemas import BriefCreate, PackUpdate
+from control_plane.lanes.schemas import BriefCreate, LaneInstall, PackUpdate
 
 briefs_app = typer.Typer(
     help="Briefs: article requests a lane's flow turns into published articles.", no_args_is_help=True
@@ -88,6 +88,18 @@ def edit_pack(
     data = PackUpdate(version=version, voice=voice, audience=audience, avoid=avoid, guidance=guidance)
     result = services().lanes.update_pack(CLI_OPERATOR, tenant, lane, data)
     _print(result.body)
+
+
+@lanes_app.command("install")
+def install(
+    tenant: str,
+    definition: Annotated[typer.FileText, typer.Argument(help='A JSON file: {"name", "graph", "pack"?, "source"?}')],
+    override: Annotated[bool, typer.Option(help="Install a graph within one step of the backbone.")] = False,
+) -> None:
+    """Install (or upgrade) a lane with its own graph; a graph that breaks a contract is refused, naming why."""
+    data = msgspec.json.decode(definition.read(), type=LaneInstall)
+    data = msgspec.structs.replace(data, override=override or data.override)
+    _print(services().lanes.install(CLI_OPERATOR, tenant, data).body)
 
 
 @lanes_app.command("budget")

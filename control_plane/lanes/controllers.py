@@ -16,6 +16,7 @@ from control_plane.lanes.schemas import (
     CostOut,
     LaneBudget,
     LaneEnabled,
+    LaneInstall,
     LaneOut,
     PackOut,
     PackUpdate,
@@ -47,6 +48,13 @@ class LaneController(Controller):
     def list_lanes(self, tenant: str, principal: Principal, services: Services) -> list[LaneOut]:
         """The site's lanes: name, graph (step names), current pack version, source."""
         return services.lanes.lanes(principal, tenant)
+
+    @post("/", sync_to_thread=True, status_code=201)
+    def install(
+        self, tenant: str, data: LaneInstall, principal: Principal, services: Services
+    ) -> Response[dict[str, Any]]:
+        """Install a lane with its own graph: 201, or 400 lane_graph_invalid / lane_graph_too_close naming why."""
+        return respond(services.lanes.install(principal, tenant, data))
 
     @get("/{lane:str}/pack", sync_to_thread=True)
     def pack(

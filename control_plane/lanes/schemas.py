@@ -42,8 +42,42 @@ class LaneEnabled(msgspec.Struct, forbid_unknown_fields=True):
     enabled: bool
 
 
+class GraphNode(msgspec.Struct, forbid_unknown_fields=True):
+    id: Annotated[str, Meta(min_length=1, max_length=60)]
+    step: Annotated[str, Meta(min_length=1, max_length=60)]
+    after: list[str] | None = None
+
+
+class PackFields(msgspec.Struct, forbid_unknown_fields=True):
+    voice: PackText | None = None
+    audience: PackText | None = None
+    avoid: list[Annotated[str, Meta(min_length=1, max_length=200)]] | None = None
+    guidance: Annotated[str, Meta(max_length=4000)] | None = None
+
+
+class LaneInstall(msgspec.Struct, forbid_unknown_fields=True):
+    """A lane with its own graph over registered steps (checked now; a broken one is refused, nothing written)."""
+
+    name: Annotated[str, Meta(min_length=1, max_length=40, pattern=r"^[A-Za-z0-9-]+$")]
+    graph: Annotated[list[GraphNode], Meta(min_length=1, max_length=40)]
+    source: Annotated[str, Meta(pattern=r"^[a-z0-9][a-z0-9._-]*@[0-9A-Za-z.+-]+$")] = "operator@1"
+    pack: PackFields | None = None
+    override: bool = False  # operators only: install a graph within one step of the backbone
+
+
 class LaneBudget(msgspec.Struct, forbid_unknown_fields=True):
     budget_micros: Annotated[int, Meta(ge=0, le=10**12)] | None  # millionths of a dollar per run; null: default
 
 
-__all__ = ["BriefCreate", "BriefOut", "CostOut", "LaneBudget", "LaneEnabled", "LaneOut", "PackOut", "PackUpdate"]
+__all__ = [
+    "BriefCreate",
+    "BriefOut",
+    "CostOut",
+    "GraphNode",
+    "LaneBudget",
+    "LaneEnabled",
+    "LaneInstall",
+    "LaneOut",
+    "PackOut",
+    "PackUpdate",
+]

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from datetime import date
 
+import msgspec
+
 from control_plane.auth import Principal
 from control_plane.commands import Command, CommandGate
-from control_plane.lanes.schemas import BriefCreate, PackUpdate
+from control_plane.lanes.schemas import BriefCreate, LaneInstall, PackUpdate
 from dispatch.runtime import CommandResult, RuntimeClient
 from dispatch.runtime import lanes as lm
+from tenant_runtime.errors import Forbidden
 
 
 class LaneService:
@@ -57,6 +60,17 @@ class LaneService:
             guidance=data.guidance,
         )
         return self.gate.execute(principal, Command(tenant, "site.admin", f"lanes.pack:{lane}", message))
+
+    def install(self, principal: Principal, tenant: str, data: LaneInstall) -> CommandResult:
+        """Install (or upgrade) a lane with its own graph; ``override`` (the one-step rule) is the operator's."""
+        if data.override and not principal.is_operator:
+            raise Forbidden("Only an operator may override the lane graph rules.", details={"field": "override"})
+        graph = tuple({k: v for k, v in msgspec.to_builtins(node).items() if v is not None} for node in data.graph)
+        pack = None
+        if data.pack is not None:
+            pack = {k: v for k, v in msgspec.to_builtins(data.pack).items() if v is not None}
+        message = lm.InstallLane(name=data.name, graph=graph, source=data.source, pack=pack, override=data.override)
+        return self.gate.execute(principal, Command(tenant, "site.admin", f"lanes.install:{data.name}", message))
 
     def set_budget(self, principal: Principal, tenant: str, lane: str, budget_micros: int | None) -> CommandResult:
         message = lm.SetLaneBudget(lane=lane, budget_micros=budget_micros)

@@ -69,6 +69,14 @@ class SetLaneBudget(Message, frozen=True):
     budget_micros: int | None
 
 
+class InstallLane(Message, frozen=True):
+    name: str
+    graph: tuple[dict[str, Any], ...]
+    source: str
+    pack: dict[str, Any] | None = None
+    override: bool = False
+
+
 class ListCosts(Message, frozen=True):
     since: date | None = None
 
@@ -215,6 +223,12 @@ def _set_budget(tx: Session, ws: Workspace, actor: Actor, c: SetLaneBudget) -> E
     return Effect(200, _builtins(lane_out(lanes.set_lane_budget(tx, actor, c.lane, c.budget_micros))))
 
 
+@command(InstallLane)
+def _install(tx: Session, ws: Workspace, actor: Actor, c: InstallLane) -> Effect:
+    lane = lanes.install_lane(tx, actor, c.name, list(c.graph), source=c.source, pack=c.pack, override=c.override)
+    return Effect(201, _builtins(lane_out(lane)))
+
+
 @query(ListCosts)
 def _costs(tx: Session, ws: Workspace, q: ListCosts, dispatch: DispatchSettings) -> list[CostOut]:
     return [CostOut(**row) for row in ledger.costs(tx, since=q.since)]
@@ -230,6 +244,7 @@ __all__ = [
     "CostOut",
     "GetBrief",
     "GetPack",
+    "InstallLane",
     "LaneOut",
     "ListCosts",
     "ListLanes",

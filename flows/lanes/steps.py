@@ -46,10 +46,13 @@ async def validate(tenant: str, run_id: str, node: str, graph_digest: str, brief
 
 
 @task(name="ground", task_run_name="{node}", **WEBHOOK.task_options(), **CACHE_BY_STEP)
-async def ground(tenant: str, run_id: str, node: str, graph_digest: str, brief_id: str) -> dict[str, Any]:
-    """Fetch the cited sources (allow-list; private addresses only if the operator allows)."""
+async def ground(
+    tenant: str, run_id: str, node: str, graph_digest: str, brief_id: str, earlier: dict[str, Any] | None
+) -> dict[str, Any]:
+    """Fetch the cited sources (allow-list; private addresses only if the operator allows); a further
+    round (``earlier`` set) adds the pages they link to."""
     return await run_step(
-        "ground", tenant, lambda: article.ground(workspace(tenant), brief_id, lane_runtime.settings())
+        "ground", tenant, lambda: article.ground(workspace(tenant), brief_id, lane_runtime.settings(), earlier)
     )
 
 
@@ -127,7 +130,7 @@ async def _validate(c: NodeCall, s: State) -> State:
 
 
 async def _ground(c: NodeCall, s: State) -> State:
-    return {"sources": await ground(c.tenant, c.run_id, c.node, c.graph_digest, c.brief_id)}
+    return {"sources": await ground(c.tenant, c.run_id, c.node, c.graph_digest, c.brief_id, s.get("sources"))}
 
 
 async def _generate(c: NodeCall, s: State) -> State:

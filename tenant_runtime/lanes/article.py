@@ -75,10 +75,12 @@ def validate(ws: Workspace, brief_id: str) -> dict[str, Any]:
     return {"slug": brief.slug}
 
 
-def ground(ws: Workspace, brief_id: str, settings: LaneSettings) -> dict[str, Any]:
-    """Fetch every source the brief cites; a reference to their records."""
-    brief = _brief(ws, brief_id)
-    records = grounding.ground(brief.payload.get("sources", []), settings)
+def ground(ws: Workspace, brief_id: str, settings: LaneSettings, earlier: dict[str, Any] | None) -> dict[str, Any]:
+    """Fetch every source the brief cites (a further round: the pages they link to); a reference to the records."""
+    if earlier is None:
+        records = grounding.ground(_brief(ws, brief_id).payload.get("sources", []), settings)
+    else:
+        records = grounding.ground_further(json.loads(get_text(ws, earlier)), settings)
     ref = put_text(ws, "sources", json.dumps(records, sort_keys=True))
     return {**ref, "count": len(records)}
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import ipaddress
+import re
 import socket
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -26,6 +27,8 @@ from tenant_runtime.rendering.markdown import plain_text
 
 MAX_REDIRECTS = 3
 EXCERPT_CHARS = 1500
+MAX_LINKS = 10  # links kept per page, for a further grounding round
+_HREF = re.compile(r"""<a\s[^>]*href\s*=\s*["']([^"'#]+)["']""", re.IGNORECASE)
 
 Resolver = Callable[[str], list[str]]
 
@@ -88,6 +91,7 @@ def fetch_source(
             ) from None
         text = data[: settings.lanes_ground_max_bytes].decode("utf-8", errors="replace")
         is_html = "html" in content_type
+        links = _links(current, text) if is_html and status < 400 else []
         return {
             "url": url,
             "final_url": current,
@@ -95,8 +99,20 @@ def fetch_source(
             "title": _title(text) if is_html else "",
             "excerpt": plain_text(text, EXCERPT_CHARS, markdown=False) if status < 400 else "",
             "sha256": hashlib.sha256(data).hexdigest(),
+            "links": links,
         }
     raise SourceNotAllowed("Too many redirects.", details={"url": url})
+
+
+def _links(base: str, html: str) -> list[str]:
+    found: list[str] = []
+    for href in _HREF.findall(html):
+        url = urljoin(base, href.strip())
+        if urlsplit(url).scheme in ("http", "https") and url not in found:
+            found.append(url)
+        if len(found) == MAX_LINKS:
+            break
+    return found
 
 
 def _title(html: str) -> str:
@@ -118,4 +134,34 @@ def ground(
         return [fetch_source(client, url, settings) for url in urls]
 
 
-__all__ = ["SourceNotAllowed", "check_url", "fetch_source", "ground", "resolve"]
+def ground_further(
+    records: Sequence[dict[str, Any]],
+    settings: LaneSettings,
+    *,
+    limit: int = 5,
+    transport: httpx.BaseTransport | None = None,
+) -> list[dict[str, Any]]:
+    """A further round: ``records`` plus up to ``limit`` pages they link to (links not allowed are skipped,
+    as the brief did not cite them; one that cannot be fetched is recorded with status 0)."""
+    seen = {r["url"] for r in records} | {r.get("final_url", r["url"]) for r in records}
+    links = [link for r in records for link in r.get("links", []) if link not in seen]
+    added: list[dict[str, Any]] = []
+    with httpx.Client(
+        timeout=settings.lanes_ground_timeout_seconds,
+        follow_redirects=False,
+        transport=transport,
+        headers={"user-agent": "Pressroom-grounding/1"},
+    ) as client:
+        for link in dict.fromkeys(links):
+            if len(added) == limit:
+                break
+            try:
+                added.append({**fetch_source(client, link, settings), "round": 2})
+            except SourceNotAllowed:
+                continue
+            except Unavailable:
+                added.append({"url": link, "final_url": link, "status": 0, "title": "", "excerpt": "", "round": 2})
+    return [*records, *added]
+
+
+__all__ = ["SourceNotAllowed", "check_url", "fetch_source", "ground", "ground_further", "resolve"]

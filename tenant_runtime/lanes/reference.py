@@ -58,4 +58,27 @@ REFERENCE_LANES: dict[str, PackText] = {
     ),
 }
 
-__all__ = ["REFERENCE_LANES", "PackText"]
+
+# The research lane of the reference design: a second grounding round before generate (the pages the
+# cited sources link to) and a fact-check after it. It differs from the backbone by two steps, so it
+# is a lane of its own; it reaches a site through a package (or an operator's install).
+RESEARCH_GRAPH: tuple[dict[str, str], ...] = (
+    {"id": "validate", "step": "validate"},
+    {"id": "ground", "step": "ground"},
+    {"id": "ground_links", "step": "ground"},
+    {"id": "generate", "step": "generate"},
+    {"id": "fact_check", "step": "fact_check"},
+    {"id": "clean", "step": "clean"},
+    {"id": "persist", "step": "persist"},
+    {"id": "index", "step": "index"},
+    {"id": "cover", "step": "cover"},
+    {"id": "publish", "step": "publish"},
+)
+RESEARCH_PACK = PackText(
+    "Careful and sourced; every claim traceable to a cited page.",
+    "Readers who check the sources.",
+    ("claims without a source", "quotes out of context"),
+    "Summarise what the sources establish, separate it from what they suggest, and cite each one.",
+)
+
+__all__ = ["REFERENCE_LANES", "RESEARCH_GRAPH", "RESEARCH_PACK", "PackText"]

@@ -15,10 +15,10 @@ A ``ContentKind`` has three callables:
 
 Kinds register with ``register_kind``; the modules in ``PROVIDERS`` are imported
 the first time a kind is looked up, so a provider registers itself on import.
-``theme`` and ``plugin`` are built in; ``lane`` is a placeholder that refuses
-every package (``lane_graph_unchecked``) until the lanes area registers the kind
-with its graph check (``register_kind(ContentKind("lane", ...), replace=True)``
-from a module added to ``PROVIDERS``).
+``theme`` and ``plugin`` are built in; ``lane`` starts as a placeholder that
+refuses every package (``lane_graph_unchecked``) and is replaced by the lanes
+area's kind with its graph check (``tenant_runtime.lanes.package_kind``, in
+``PROVIDERS``).
 """
 
 from __future__ import annotations
@@ -39,7 +39,11 @@ if TYPE_CHECKING:
     from tenant_runtime.workspace.package_models import InstalledPackage
 
 # Modules that register content kinds when imported (each calls register_kind).
-PROVIDERS: tuple[str, ...] = ("tenant_runtime.packages.themes", "tenant_runtime.packages.plugins")
+PROVIDERS: tuple[str, ...] = (
+    "tenant_runtime.packages.themes",
+    "tenant_runtime.packages.plugins",
+    "tenant_runtime.lanes.package_kind",
+)
 
 
 @dataclass(frozen=True)

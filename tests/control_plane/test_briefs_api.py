@@ -16,6 +16,7 @@ from control_plane.container import Services
 from control_plane.settings import Settings
 from dispatch.prefect_twin import RecordingPrefect
 from tenant_runtime.lanes import BACKBONE, REFERENCE_LANES
+from tenant_runtime.lanes.reference import RESEARCH_GRAPH
 from tests.fixtures.http_errors import assert_error
 from tests.fixtures.stack import OPERATOR_TOKEN, make_settings
 
@@ -198,3 +199,32 @@ def test_the_cli_posts_briefs_and_operates_lanes_through_the_same_services(
     shown = api.get(f"{T}/briefs/cli-1", headers=editor).json()
     assert shown["lane"] == "build" and shown["slug"] == "from-the-shell" and shown["cost_micros"] == 0
     assert api.get(f"{T}/costs", headers=editor).json() == []
+
+
+def test_a_lane_with_its_own_graph_is_checked_when_installed(
+    api: TestClient[Any], owner: dict[str, str], editor: dict[str, str]
+) -> None:
+    research = {"name": "research", "graph": list(RESEARCH_GRAPH), "source": "research-pack@1.0.0"}
+    installed = api.post(f"{T}/lanes", json=research, headers=owner)
+    assert installed.status_code == 201, installed.text
+    assert installed.json()["graph"] == [n["id"] for n in RESEARCH_GRAPH]
+    assert installed.json()["source"] == "research-pack@1.0.0" and installed.json()["pack_version"] == 1
+
+    broken = [n for n in RESEARCH_GRAPH if n["step"] != "clean"]
+    error = assert_error(
+        api.post(f"{T}/lanes", json={"name": "broken", "graph": broken}, headers=owner), 400, "lane_graph_invalid"
+    )
+    assert error["details"] == {"node": "persist", "step": "persist", "missing": ["body"]}
+    assert "persist" in error["message"] and "body" in error["message"]
+    unknown = [*RESEARCH_GRAPH, {"id": "tweet", "step": "tweet"}]
+    assert_error(
+        api.post(f"{T}/lanes", json={"name": "broken", "graph": unknown}, headers=owner), 400, "lane_graph_invalid"
+    )
+    close = [*BACKBONE[:3], "fact_check", *BACKBONE[3:]]
+    one_step = {"name": "close", "graph": [{"id": s, "step": s} for s in close]}
+    assert_error(api.post(f"{T}/lanes", json=one_step, headers=owner), 400, "lane_graph_too_close")
+    assert_error(api.post(f"{T}/lanes", json={**one_step, "override": True}, headers=owner), 403, "forbidden")
+    assert api.post(f"{T}/lanes", json={**one_step, "override": True}, headers=OPERATOR).status_code == 201
+    assert_error(api.post(f"{T}/lanes", json=research, headers=editor), 403, "forbidden")
+    names = {lane["name"] for lane in api.get(f"{T}/lanes", headers=editor).json()}
+    assert {"research", "close"} <= names and "broken" not in names

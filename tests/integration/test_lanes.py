@@ -14,6 +14,7 @@ from flows.lanes import runtime as lane_runtime
 from flows.probes import PROBES
 from tenant_runtime.lanes import BACKBONE
 from tenant_runtime.lanes.providers import OfflineProvider
+from tenant_runtime.lanes.reference import RESEARCH_GRAPH
 from tenant_runtime.lanes.settings import LaneSettings
 from tenant_runtime.workspace import CostEntry, Document, Lane
 from tests.fixtures.source_server import SourceServer
@@ -145,3 +146,40 @@ def test_a_budget_stops_the_run_before_the_call_that_would_cross_it(
     assert pressroom.site.get(f"/{acme.slug}/buy-now").status_code == 404
     with pressroom.factory.open(acme.slug).reader() as tx:
         assert list(tx.exec(select(Document))) == []
+
+
+def test_the_research_lane_runs_its_own_graph_with_a_second_grounding_round(
+    pressroom: Pressroom, provider: OfflineProvider, source_server: SourceServer
+) -> None:
+    source_server.pages["/paper"] = (
+        f'<html><title>The paper</title><body><a href="{source_server.url("/data")}">data</a></body></html>'
+    )
+    source_server.pages["/data"] = "<html><title>The data</title><body>Numbers.</body></html>"
+    acme = pressroom.new_tenant("acme")
+    graph = [dict(node) for node in RESEARCH_GRAPH]
+    installed = pressroom.api.post(
+        f"/api/tenants/{acme.slug}/lanes",
+        json={"name": "research", "graph": graph, "source": "research@1.0.0"},
+        headers=acme.headers,
+    )
+    assert installed.status_code == 201, installed.text
+    pressroom.start_worker(acme)
+
+    accepted = _post_brief(
+        pressroom,
+        acme,
+        brief_id="r-1",
+        lane="research",
+        title="What the paper shows",
+        sources=[source_server.url("/paper")],
+    )
+    operation = pressroom.wait_operation(acme, accepted["operation_id"])
+
+    assert operation["status"] == "succeeded", operation
+    assert operation["outcome"]["steps"] == [n["id"] for n in RESEARCH_GRAPH]
+    assert source_server.fetches["/paper"] == 1 and source_server.fetches["/data"] == 1  # the second round
+    assert PROBES.count(acme.slug, "fact_check") == 1 and PROBES.count(acme.slug, "ground") == 2
+    run = asyncio.run(_read_run(operation["flow_run_id"]))
+    assert "lane:research" in run.tags
+    page = pressroom.site.get(f"/{acme.slug}/what-the-paper-shows")
+    assert page.status_code == 200 and "The data" in page.text

@@ -53,15 +53,15 @@ def test_the_operation_a_brief_commits_carries_that_key(workspace: Workspace) ->
 def _builds_a_brief_key(node: ast.AST) -> bool:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value.startswith("brief:")
-    if isinstance(node, ast.JoinedStr) and node.values:
-        first = node.values[0]
-        return isinstance(first, ast.Constant) and str(first.value).startswith("brief")
+    if isinstance(node, ast.JoinedStr):
+        template = "".join(str(v.value) if isinstance(v, ast.Constant) else "{}" for v in node.values)
+        return template.startswith(("brief:", "brief{}"))
     return False
 
 
 def test_no_code_path_builds_a_brief_run_key_by_hand() -> None:
     # The one derivation is WorkflowSpec.idempotency_key over WriteArticleParameters.run_key (the brief_id):
-    # a string literal or f-string starting "brief:" (or "brief…{") anywhere in the code is another one.
+    # a string literal or f-string starting "brief:" (or "brief{…}") anywhere in the code is another one.
     offenders = []
     for package in PACKAGES:
         for path in (ROOT / package).rglob("*.py"):

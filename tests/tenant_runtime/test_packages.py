@@ -131,9 +131,10 @@ def test_a_theme_that_does_not_render_is_refused_at_install(publisher: Publisher
     assert caught.value.code == "theme_invalid" and caught.value.details["template"] == "page.html"
 
 
-def test_a_lane_is_refused_until_a_graph_check_is_registered(publisher: Publisher) -> None:
+def test_a_lane_without_a_graph_is_refused_by_the_lanes_check(publisher: Publisher) -> None:
+    # The lanes area replaced the placeholder kind (lane_graph_unchecked) with its graph check.
     archive = publisher.archive({"lane.json": b"{}"}, name="research", version="1.0.0", kind="lane")
-    assert _code(archive, _keys(publisher)) == "lane_graph_unchecked"
+    assert _code(archive, _keys(publisher)) == "lane_graph_invalid"
 
 
 def test_the_platform_keyring_adds_expires_and_revokes(tmp_path, publisher: Publisher) -> None:  # type: ignore[no-untyped-def]

@@ -1,0 +1,193 @@
+"""brief_intake: agents post briefs at machine speed; and brief → published with the offline provider.
+
+Intake: 50 clients over 20 tenants post unique briefs back to back (their
+Pressroom queues paused, so the runtime worker stays idle and the numbers are
+the command path: validation, the brief row, the operation, the relay's
+hand-off); then every brief is posted again (each must answer 200 already
+queued). Baseline, interleaved in the same run: the bare Prefect run creation
+the relay makes per brief (``create_flow_run_from_deployment``, Scheduled,
+idempotency key, tags), from the same number of clients.
+
+Brief → published: one brief at a time on a tenant the worker serves (the
+eight-step backbone, offline provider), POST → the operation succeeded, with
+the same bare run creation as the yardstick.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from benchmarks import prefect_side
+from benchmarks.pressroom_api import ApiError, Tenant
+from benchmarks.runner import Bench
+from benchmarks.stats import ms, ratio, summarize, target
+from tenant_runtime.ids import utcnow
+
+TENANTS = 20
+CLIENTS = 50
+
+
+async def _saturated(count: int, clients: int, one: Callable[[int], Awaitable[float]]) -> tuple[list[float], float]:
+    counter = itertools.count()
+    latencies: list[float] = []
+
+    async def client() -> None:
+        while (i := next(counter)) < count:
+            latencies.append(await one(i))
+
+    t0 = time.monotonic()
+    await asyncio.gather(*(client() for _ in range(clients)))
+    return latencies, time.monotonic() - t0
+
+
+async def _post(bench: Bench, tenant: Tenant, brief: dict[str, Any], expect: int) -> tuple[float, dict[str, Any]]:
+    url = f"/api/tenants/{tenant.slug}/briefs"
+    t0 = time.monotonic()
+    response = await bench.api.api.post(url, json=brief, headers=tenant.headers)
+    seconds = time.monotonic() - t0
+    if response.status_code != expect:
+        raise ApiError(f"POST {url} → {response.status_code} (expected {expect}): {response.text[:300]}")
+    return seconds, response.json()
+
+
+def _brief(run: str, i: int) -> dict[str, Any]:
+    lanes = ("news", "dev", "build", "design", "marketing", "founders", "business")
+    return {
+        "brief_id": f"{run}-{i}",
+        "lane": lanes[i % len(lanes)],
+        "title": f"Benchmark brief {run} {i}",
+        "notes": "What changed.\nWhy it matters.",
+    }
+
+
+async def run(bench: Bench) -> dict[str, Any]:
+    quick = bench.profile.name == "quick"
+    per_round = 200 if quick else 1500
+    rounds = 1 if quick else 2
+    published_samples = 5 if quick else 30
+    tenants = await bench.api.create_tenants("brf", TENANTS, concurrency=4)
+    slugs = [t.slug for t in tenants]
+    await prefect_side.pause_tenant_queues(bench.prefect, slugs)
+
+    posted: list[tuple[Tenant, dict[str, Any]]] = []
+
+    def pressroom_side(run_id: str) -> Callable[[int], Awaitable[float]]:
+        async def one(i: int) -> float:
+            tenant, brief = tenants[i % len(tenants)], _brief(run_id, i)
+            seconds, _ = await _post(bench, tenant, brief, 202)
+            posted.append((tenant, brief))
+            return seconds
+
+        return one
+
+    async def duplicate(i: int) -> float:
+        tenant, brief = posted[i]
+        seconds, body = await _post(bench, tenant, brief, 200)
+        if body.get("status") != "already queued":
+            raise ApiError(f"a duplicate brief answered {body}")
+        return seconds
+
+    async def prefect(i: int) -> float:
+        tenant = tenants[i % len(tenants)]
+        _, seconds = await prefect_side.create_scheduled(
+            bench.prefect,
+            bench.deployments.noop,
+            queue=prefect_side.BASELINE_QUEUE,
+            when=utcnow(),
+            parameters={"tenant": tenant.slug, "operation_id": f"op_brief_{i}", "document_id": "d", "version": 1},
+            tags=["bench:brief", f"tenant:{tenant.slug}"],
+        )
+        return seconds
+
+    bench.log("  warm-up")
+    await _saturated(40, 10, pressroom_side("warm"))
+    await _saturated(40, 10, prefect)
+    await bench.outbox.wait_sent(slugs, timeout=300)
+
+    latencies: dict[str, list[float]] = {"accept": [], "duplicate": [], "prefect": []}
+    rates: dict[str, list[float]] = {"accept": [], "duplicate": [], "prefect": []}
+    bench.partial = {"latencies_ms": latencies}
+    for r in range(rounds):
+        posted.clear()
+        for side in ("pressroom", "prefect") if r % 2 == 0 else ("prefect", "pressroom"):
+            if side == "prefect":
+                lat, wall = await _saturated(per_round, CLIENTS, prefect)
+                latencies["prefect"] += lat
+                rates["prefect"].append(per_round / wall)
+                continue
+            lat, wall = await _saturated(per_round, CLIENTS, pressroom_side(f"r{r}"))
+            latencies["accept"] += lat
+            rates["accept"].append(per_round / wall)
+            lat, wall = await _saturated(len(posted), CLIENTS, duplicate)
+            latencies["duplicate"] += lat
+            rates["duplicate"].append(len(posted) / wall)
+            await bench.outbox.wait_sent(slugs, timeout=600)
+        bench.log(
+            f"  round {r}: accept {rates['accept'][-1]:.0f}/s, duplicates {rates['duplicate'][-1]:.0f}/s, "
+            f"bare run creation {rates['prefect'][-1]:.0f}/s"
+        )
+
+    # Brief → published, one at a time, on a tenant the worker serves.
+    await bench.ready_worker()
+    [live] = await bench.api.create_tenants("brfl", 1)
+    to_published: list[float] = []
+    for i in range(published_samples):
+        t0 = time.monotonic()
+        _, body = await _post(bench, live, _brief("live", i), 202)
+        row = await bench.outbox.wait_final(live.slug, body["operation_id"], timeout=120)
+        if row.status != "succeeded":
+            raise RuntimeError(f"brief {i} ended {row.status}")
+        to_published.append(time.monotonic() - t0)
+    bench.log(f"  brief → published p50 {summarize(to_published)['p50']:.2f} s")
+
+    await bench.best_effort(
+        "deleting the suite's scheduled runs",
+        prefect_side.delete_scheduled_of_tags(bench.stack.prefect_api_url, ["bench:brief"]),
+    )
+    summary = {k: summarize(ms(v)) for k, v in latencies.items()}
+    summary["brief_to_published"] = summarize(ms(to_published))
+    rate = {k: (sum(v) / len(v) if v else None) for k, v in rates.items()}
+    accept, dup, bare = summary["accept"], summary["duplicate"], summary["prefect"]
+    return {
+        "settings": {
+            "tenants": TENANTS,
+            "clients": CLIENTS,
+            "briefs_per_round": per_round,
+            "rounds": rounds,
+            "published_samples": published_samples,
+            "provider": "offline",
+            "worker": "idle for intake (tenant queues paused); running for brief → published",
+        },
+        "samples_ms": {k: ms(v) for k, v in latencies.items()} | {"brief_to_published": ms(to_published)},
+        "summary_ms": summary,
+        "rate_per_s": rate,
+        "ratios": {
+            "accept_p50_over_bare_create_p50": ratio(accept["p50"], bare["p50"]),
+            "accept_rate_over_bare_create_rate": ratio(rate["accept"], rate["prefect"]),
+            "duplicate_rate_over_accept_rate": ratio(rate["duplicate"], rate["accept"]),
+            "brief_to_published_p50_over_bare_create_p50": ratio(summary["brief_to_published"]["p50"], bare["p50"]),
+        },
+        "headline": {
+            "metric": "briefs accepted per second (20 tenants, 50 clients) / bare run creations per second",
+            "value": ratio(rate["accept"], rate["prefect"]),
+            "pressroom": rate["accept"],
+            "baseline": rate["prefect"],
+            "unit": "/s",
+        },
+        "targets": [
+            target("briefs accepted ≥ 300/s", rate["accept"], ">=", 300, "/s"),
+            target("accept p99 ≤ 50 ms", accept["p99"], "<=", 50, "ms"),
+            target(
+                "duplicates answered at the accept rate (≥ 0.9×)",
+                ratio(rate["duplicate"], rate["accept"]),
+                ">=",
+                0.9,
+                "×",
+            ),
+            target("duplicate p99 ≤ 50 ms", dup["p99"], "<=", 50, "ms"),
+        ],
+    }
