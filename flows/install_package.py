@@ -6,7 +6,7 @@ a rollback: verified again, its files are staged already) and uninstalls
 changed file or a key revoked since the upload is permanent at once, and
 nothing is staged or registered. A theme the site is pinned to that changes
 version (or a new pin) re-renders every published page and the home page
-through the delivery pipeline, in chunks, without telling plugins.
+through the delivery pipeline (flows/rerender.py).
 """
 
 from __future__ import annotations
@@ -17,14 +17,12 @@ from prefect import flow, task
 from pydantic import JsonValue
 
 from flows.caching import CACHE_BY_STEP
-from flows.pipeline import deliver
 from flows.policies import RETRY_IO, RETRY_NEVER
+from flows.rerender import rerender_site
 from flows.runtime import workspace
 from flows.steps import run_step
 from tenant_runtime.actions import packages
-from tenant_runtime.workflows import SUCCEEDED, DeliveryItem, InstallPackageParameters, RunOutcome
-
-RERENDER_CHUNK = 400  # items per delivery call: each step's result stays well under 64 KiB
+from tenant_runtime.workflows import SUCCEEDED, InstallPackageParameters, RunOutcome
 
 
 @task(name="verify_package", **RETRY_NEVER.task_options(), **CACHE_BY_STEP)
@@ -57,12 +55,6 @@ async def deactivate_package(tenant: str, run_id: str, params: InstallPackagePar
     return await run_step("deactivate_package", tenant, lambda: packages.deactivate(workspace(tenant), params))
 
 
-@task(name="published_documents", **RETRY_IO.task_options(), **CACHE_BY_STEP)
-async def published_documents(tenant: str, run_id: str) -> list[tuple[str, int]]:
-    """What a theme change re-renders: every published document at its published version."""
-    return await run_step("published_documents", tenant, lambda: packages.published_documents(workspace(tenant)))
-
-
 @flow(
     name="install_package",
     flow_run_name="package {params.action} {params.tenant}/{params.name}@{params.version}",
@@ -81,20 +73,6 @@ async def install_package(params: InstallPackageParameters) -> RunOutcome:
     if activated["site_changed"]:
         facts["rerendered"] = await rerender_site(tenant, run_id)
     return RunOutcome(members=RunOutcome.of(run_id, SUCCEEDED).members, facts=facts)
-
-
-async def rerender_site(tenant: str, run_id: str) -> int:
-    """Every published page and the site around it through the delivery pipeline; pages delivered."""
-    documents = await published_documents(tenant, run_id)
-    items = [DeliveryItem(operation_id=run_id, document_id=doc, version=version) for doc, version in documents]
-    delivered = 0
-    for start in range(0, max(len(items), 1), RERENDER_CHUNK):
-        outcome = await deliver(
-            tenant, run_id, [run_id], tuple(items[start : start + RERENDER_CHUNK]), site_tags=["home"], notify=False
-        )
-        count = outcome.facts.get("delivered", 0)
-        delivered += count if isinstance(count, int) else 0
-    return delivered
 
 
 __all__ = ["install_package"]

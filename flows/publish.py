@@ -14,6 +14,7 @@ from flows.caching import CACHE_BY_STEP
 from flows.events import EventTimedOut, wait_for_event
 from flows.pipeline import deliver
 from flows.policies import RETRY_IO
+from flows.rerender import rerender_site
 from flows.runtime import workspace
 from flows.steps import run_step
 from tenant_runtime.actions.releases import Applied, apply_scheduled
@@ -108,6 +109,13 @@ async def _deliver_release(params: ReleaseParameters, generation: int) -> RunOut
     )
     # Redirect answers carry the ``redirects`` surrogate key: a release that changes them purges it.
     site_tags = ["redirects"] if params.redirects_version is not None else []
-    return await deliver(
+    outcome = await deliver(
         params.tenant, params.operation_id, [params.operation_id], items, site_tags=site_tags, generation=generation
     )
+    if params.theme or params.navigation_version is not None:
+        # Every page shows the theme and the navigation: the rest of the site is re-rendered too.
+        rerendered = await rerender_site(
+            params.tenant, params.operation_id, exclude={d.document_id for d in params.documents}
+        )
+        outcome = outcome.model_copy(update={"facts": {**outcome.facts, "rerendered": rerendered}})
+    return outcome

@@ -10,7 +10,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import cast
 
-from sqlmodel import Session
+from sqlmodel import Session, col, select
 
 from tenant_runtime import queries
 from tenant_runtime.ids import as_utc, utcnow
@@ -24,7 +24,7 @@ from tenant_runtime.rendering import (
     render_home,
     render_page,
 )
-from tenant_runtime.workspace.models import Document, RenderedObject, Revision
+from tenant_runtime.workspace.models import Document, RenderedObject, Revision, SiteResource, SiteResourceRevision
 from tenant_runtime.workspace.open import Workspace
 
 HOME_KEY = "site/index.html"
@@ -54,7 +54,42 @@ class Rendered:
 
 def site_view(ws: Workspace, tx: Session) -> SiteView:
     state = queries.site_state(tx)
-    return SiteView(tenant=ws.tenant, title=state.title or ws.tenant, base_url=ws.site_url, timezone=state.timezone)
+    return SiteView(
+        tenant=ws.tenant,
+        title=state.title or ws.tenant,
+        base_url=ws.site_url,
+        timezone=state.timezone,
+        navigation=published_navigation(tx),
+    )
+
+
+def published_navigation(tx: Session) -> tuple[tuple[str, str], ...]:
+    """The navigation the public site shows: the published version's (label, href) entries."""
+    resource = tx.get(SiteResource, "navigation")
+    if resource is None or not resource.published_version:
+        return ()
+    revision = tx.exec(
+        select(SiteResourceRevision).where(
+            SiteResourceRevision.name == "navigation", SiteResourceRevision.version == resource.published_version
+        )
+    ).first()
+    content = revision.content if revision is not None else None
+    if not isinstance(content, list):
+        return ()
+    return tuple(
+        (str(item["label"]), str(item["href"])) for item in content if isinstance(item, dict) and "label" in item
+    )
+
+
+def published_versions(ws: Workspace) -> list[tuple[str, int]]:
+    """(id, published version) of every published document: what a site-wide change re-renders."""
+    with ws.reader() as tx:
+        query = (
+            select(Document.id, Document.published_version)
+            .where(Document.status == "published", col(Document.published_version).is_not(None))
+            .order_by(Document.id)
+        )
+        return [(doc_id, int(version)) for doc_id, version in tx.exec(query).all() if version is not None]
 
 
 def document_view(document: Document, revision: Revision) -> DocumentView:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import time
 from collections.abc import Callable
 
@@ -46,10 +47,26 @@ def ensure_example_tenant(
         if created.status_code == 201:
             say("seeding the example site through the seed_example_site flow…")
             http.post(f"/ops/tenants/{EXAMPLE_TENANT}/seed", headers=ops).raise_for_status()
+            _install_example_theme(http, tenant_token, say)
             _wait_operations(http, tenant_token, say, pause)
         else:
             say("example tenant exists: reusing its data")
     return tenant_token
+
+
+def _install_example_theme(http: httpx.Client, token: str, say: Callable[[str], None]) -> None:
+    """Trust the example publisher and install its signed second theme (selectable; a release switches to it)."""
+    from tenant_runtime.example_packages import EXAMPLE_PUBLISHER_KEY, EXAMPLE_THEME
+
+    owner = {"Authorization": f"Bearer {token}"}
+    base = f"/api/tenants/{EXAMPLE_TENANT}"
+    key = {"public_key": EXAMPLE_PUBLISHER_KEY, "name": "Pressroom example publisher"}
+    http.post(f"{base}/package-keys", json=key, headers=owner).raise_for_status()
+    archive = base64.b64encode(EXAMPLE_THEME.read_bytes()).decode()
+    installed = http.post(f"{base}/packages", json={"archive": archive, "confirm": True}, headers=owner)
+    if installed.status_code != 202:
+        raise LocalServerError(f"could not install the example theme: {installed.status_code} {installed.text}")
+    say('installing the signed \'magazine\' theme (switch to it with a release: "theme": "magazine")…')
 
 
 def _wait_operations(

@@ -28,7 +28,7 @@ from tenant_runtime.packages.trust import PlatformKeyring, keyring
 from tenant_runtime.packages.verify import VerifiedPackage
 from tenant_runtime.workflows import InstallPackageParameters
 from tenant_runtime.workspace import Actor, Workspace
-from tenant_runtime.workspace.models import Document, Operation
+from tenant_runtime.workspace.models import Operation
 from tenant_runtime.workspace.package_models import ACTIVE, INACTIVE, UNINSTALLED, InstalledPackage, PackageKey
 
 # --- trusted keys -----------------------------------------------------------------------------------
@@ -318,17 +318,6 @@ def deactivate(ws: Workspace, params: InstallPackageParameters) -> dict[str, Any
         return {"package": params.name, "uninstalled": len(rows)}
 
 
-def published_documents(ws: Workspace) -> list[tuple[str, int]]:
-    """(id, published version) of every published document: what a theme change re-renders."""
-    with ws.reader() as tx:
-        query = (
-            select(Document.id, Document.published_version)
-            .where(Document.status == "published", col(Document.published_version).is_not(None))
-            .order_by(Document.id)
-        )
-        return [(doc_id, int(version)) for doc_id, version in tx.exec(query).all() if version is not None]
-
-
 __all__ = [
     "activate",
     "add_key",
@@ -336,7 +325,6 @@ __all__ = [
     "expire_key",
     "list_packages",
     "platform_keyring",
-    "published_documents",
     "request_install",
     "request_rollback",
     "request_uninstall",

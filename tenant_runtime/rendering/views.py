@@ -34,6 +34,8 @@ class SiteView:
     title: str
     base_url: str  # e.g. "http://127.0.0.1:8080/acme", never with a trailing slash
     timezone: str = "UTC"
+    # The published navigation: (label, href); an href starting with "/" is inside the site.
+    navigation: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         # Invariants, not user input: actions validate settings before a view is ever built.
@@ -58,6 +60,10 @@ class SiteView:
     def feed_url(self) -> str:
         """Absolute URL of the site's Atom feed."""
         return f"{self.base_url}/feed.xml"
+
+    def nav_url(self, href: str) -> str:
+        """Where a navigation entry points: a site path under the site's base URL, else the URL as given."""
+        return f"{self.base_url}{href}" if href.startswith("/") else href
 
     def url_for(self, slug: str) -> str:
         """Absolute URL of the document at ``slug``; also its stable feed id."""

@@ -174,3 +174,16 @@ def test_a_refused_upload_writes_nothing(workspace: Workspace, publisher: Publis
             packages.request_install(tx, workspace, SYSTEM, archive)
         assert caught.value.code == code
         _nothing_written(workspace)
+
+
+def test_the_shipped_example_theme_verifies_and_matches_its_source() -> None:
+    from tenant_runtime.example_packages import EXAMPLE_PUBLISHER_KEY, EXAMPLE_THEME, EXAMPLE_THEME_SOURCE
+    from tenant_runtime.packages import directory_files
+
+    raw = decode_public_key(EXAMPLE_PUBLISHER_KEY)
+    keys = {key_id(raw): TrustedKey(key_id(raw), raw, "platform")}
+    verified = verify_package(EXAMPLE_THEME.read_bytes(), keys, now=utcnow())
+    assert verified.manifest.ref == "magazine@1.0.0" and verified.manifest.kind == "theme"
+    source = directory_files(EXAMPLE_THEME_SOURCE)
+    source.pop("package.json")
+    assert verified.files == source, "re-sign tenant_runtime/example_packages/magazine after changing it"

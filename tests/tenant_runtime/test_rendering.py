@@ -335,3 +335,19 @@ def test_public_api_is_exported() -> None:
 def test_default_theme_templates_ship_inside_the_package() -> None:
     theme = files("tenant_runtime.rendering") / "templates" / "default"
     assert {"base.html", "page.html", "home.html", "not_found.html", "search.html"} <= {p.name for p in theme.iterdir()}
+
+
+def test_the_default_theme_renders_the_navigation_escaped_and_none_when_empty() -> None:
+    at = datetime(2024, 5, 1, tzinfo=UTC)
+    doc = DocumentView("doc_1", "hello", "Hello", "Hi", "post", 1, at, at)
+    navigated = SiteView(
+        tenant="acme",
+        title="Acme",
+        base_url=BASE,
+        navigation=(("About <us>", "/about"), ("Elsewhere", "https://example.org/x")),
+    )
+    html = render_page(navigated, doc)
+    assert f'<a href="{BASE}/about">About &lt;us&gt;</a>' in html
+    assert '<a href="https://example.org/x">Elsewhere</a>' in html
+    plain = render_page(SiteView(tenant="acme", title="Acme", base_url=BASE), doc)
+    assert '<nav class="site">' not in plain
