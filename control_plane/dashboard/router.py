@@ -14,6 +14,7 @@ from control_plane.dashboard.auth_pages import AuthPages
 from control_plane.dashboard.context import provide_signed_in
 from control_plane.dashboard.document_pages import DocumentPages
 from control_plane.dashboard.errors import EXCEPTION_HANDLERS
+from control_plane.dashboard.media_pages import MediaPages
 from control_plane.dashboard.operation_pages import OperationPages
 from control_plane.dashboard.ops_pages import OperatorPages
 from control_plane.dashboard.release_pages import ReleasePages
@@ -39,6 +40,7 @@ def build_dashboard(settings: ControlPlaneSettings) -> Router:
             SitePages,
             OperatorPages,
             RevisionPages,
+            MediaPages,
         ],
         middleware=[session_middleware(settings)],
         guards=[protect_forms],

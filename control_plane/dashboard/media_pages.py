@@ -1,0 +1,133 @@
+"""The media library: a searchable grid, upload, soft delete into the trash and restore from it — the
+media service of the tenant API (type told from the bytes, the tenant's size limit, nothing stored on a
+refusal)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from litestar import Controller, Request, Response, get, post
+from litestar.enums import RequestEncodingType
+from litestar.params import Body, Parameter
+
+from control_plane.auth import Principal
+from control_plane.container import Services
+from control_plane.dashboard.context import site_for
+from control_plane.dashboard.forms import new_form_key
+from control_plane.dashboard.views import error_message, flash_error, notice, page, see_other, url
+from control_plane.http.guards import MULTIPART
+from control_plane.media.schemas import MediaUpload
+from tenant_runtime.errors import PressroomError
+
+PAGE = 48
+
+
+class MediaPages(Controller):
+    """``/dashboard/sites/{tenant}/media``."""
+
+    path = "/sites/{tenant:str}/media"
+
+    @get("/", sync_to_thread=True)
+    def library(
+        self,
+        request: Request[Any, Any, Any],
+        tenant: str,
+        signed_in: Principal,
+        services: Services,
+        q: str = "",
+        shown: Annotated[str, Parameter(query="state")] = "active",
+        page_number: Annotated[int, Parameter(query="page", ge=1, le=100_000)] = 1,
+    ) -> Response[str]:
+        """Files newest first (the trash with ``state=deleted``), searched by name on the server."""
+        return self._page(request, services, signed_in, tenant, q=q[:200], state=shown, number=page_number)
+
+    @post("/", sync_to_thread=True, opt={"body": MULTIPART})
+    def upload(
+        self,
+        request: Request[Any, Any, Any],
+        tenant: str,
+        data: Annotated[MediaUpload, Body(media_type=RequestEncodingType.MULTI_PART)],
+        signed_in: Principal,
+        services: Services,
+    ) -> Response[Any]:
+        """Upload one file; a refusal (type, size, role) is shown above the grid."""
+        content = data.file.file.read()
+        try:
+            outcome = services.media.upload(signed_in, tenant, data.file.filename, content)
+        except PressroomError as exc:
+            return self._page(
+                request,
+                services,
+                signed_in,
+                tenant,
+                q="",
+                state="active",
+                number=1,
+                errors=[error_message(exc)],
+                status=exc.status,
+            )
+        notice(
+            request, f"Uploaded “{outcome.body.get('name')}”: embed it with ![text](media:{outcome.body.get('id')})."
+        )
+        return see_other(url("sites", tenant, "media"))
+
+    @post("/{media_id:str}/{change:str}", sync_to_thread=True)
+    def change(
+        self,
+        request: Request[Any, Any, Any],
+        tenant: str,
+        media_id: str,
+        change: str,
+        signed_in: Principal,
+        services: Services,
+    ) -> Response[Any]:
+        """Move a file to the trash (still served until swept) or back out of it."""
+        try:
+            if change == "delete":
+                services.media.delete(signed_in, tenant, media_id)
+                notice(request, f"{media_id} is in the trash; restore it before its retention ends.")
+                return see_other(url("sites", tenant, "media"))
+            if change == "restore":
+                services.media.restore(signed_in, tenant, media_id)
+                notice(request, f"{media_id} is restored.")
+                return see_other(url("sites", tenant, "media") + "?state=deleted")
+        except PressroomError as exc:
+            flash_error(request, exc)
+        return see_other(url("sites", tenant, "media"))
+
+    @staticmethod
+    def _page(
+        request: Request[Any, Any, Any],
+        services: Services,
+        principal: Principal,
+        tenant: str,
+        *,
+        q: str,
+        state: str,
+        number: int,
+        errors: list[dict[str, Any]] | None = None,
+        status: int = 200,
+    ) -> Response[str]:
+        chosen = "deleted" if state == "deleted" else "active"
+        rows = services.media.list(
+            principal, tenant, q=q or None, state=chosen, limit=PAGE + 1, offset=(number - 1) * PAGE
+        )
+        keep = "".join(f"{k}={v}&" for k, v in (("q", q), ("state", "deleted" if chosen == "deleted" else "")) if v)
+        return page(
+            request,
+            "media.html",
+            status_code=status,
+            errors=errors,
+            principal=principal,
+            site=site_for(services, principal, tenant),
+            settings=services.site.settings(principal, tenant),
+            rows=rows[:PAGE],
+            q=q,
+            state=chosen,
+            previous=f"?{keep}page={number - 1}" if number > 1 else None,
+            next=f"?{keep}page={number + 1}" if len(rows) > PAGE else None,
+            form_key=new_form_key(),
+        )
+
+
+__all__ = ["MediaPages"]
