@@ -30,6 +30,7 @@ from control_plane.releases.controllers import ReleaseController
 from control_plane.settings import Settings
 from control_plane.site.controllers import SiteController
 from control_plane.tenants.controllers import OperatorController
+from control_plane.tenants.pruner import RunPruner
 from control_plane.versions.controllers import RetentionController, RevisionController
 from control_plane.webhooks.controllers import WebhookController
 
@@ -73,9 +74,12 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        # Finished runs past their retention leave Prefect (control_plane/tenants/pruner.py).
+        pruner = RunPruner(services.tenants, settings.dispatch.retention_prune_seconds).start()
         try:
             yield
         finally:
+            await pruner.stop()
             await services.close()
 
     app = Litestar(

@@ -10,7 +10,7 @@ import asyncio
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager, suppress
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 from uuid import UUID, uuid4
 
 import httpx
@@ -18,6 +18,7 @@ from prefect.client.orchestration import PrefectClient
 from prefect.client.schemas.actions import WorkPoolCreate
 from prefect.client.schemas.filters import (
     FlowRunFilter,
+    FlowRunFilterEndTime,
     FlowRunFilterId,
     FlowRunFilterState,
     FlowRunFilterStateName,
@@ -31,12 +32,14 @@ from prefect.client.schemas.filters import (
 )
 from prefect.client.schemas.objects import FlowRun, StateType
 from prefect.client.schemas.responses import SetStateStatus
+from prefect.client.schemas.sorting import FlowRunSort
 from prefect.exceptions import ObjectAlreadyExists, ObjectNotFound
 from prefect.states import Cancelled, Cancelling, Completed, Failed, Pending, Scheduled, State, Suspended
 
 from dispatch.prefect_port import (
     PAUSE_KEY_PREFIX,
     CreatedRun,
+    FinishedRun,
     PrefectUnavailable,
     QueueInfo,
     RunInfo,
@@ -52,6 +55,7 @@ from tenant_runtime.workflows import Workflow
 
 DEPLOYMENT_NAME = "pressroom"
 _PAGE = 200
+_BULK_DELETE = 50  # the most Prefect's bulk delete takes at once
 
 
 def _state(state: RunState, message: str | None, when: datetime | None = None) -> State[Any]:
@@ -366,6 +370,43 @@ class PrefectGateway:
                 work_pool_filter=WorkPoolFilter(name=WorkPoolFilterName(any_=[self.settings.work_pool])),
                 limit=_PAGE,
             )
+
+    # --- retention (dispatch/retention.py) -----------------------------------------------------------
+
+    async def finished_runs(
+        self, state_type: str, *, ended_before: datetime, limit: int, offset: int = 0
+    ) -> list[FinishedRun]:
+        async with self._call() as client:
+            runs = await client.read_flow_runs(
+                flow_run_filter=FlowRunFilter(
+                    state=FlowRunFilterState(type=FlowRunFilterStateType(any_=[StateType(state_type)])),
+                    end_time=FlowRunFilterEndTime(before_=ended_before),
+                ),
+                work_pool_filter=WorkPoolFilter(name=WorkPoolFilterName(any_=[self.settings.work_pool])),
+                sort=FlowRunSort.END_TIME_DESC,
+                limit=limit,
+                offset=offset,
+            )
+        return [
+            FinishedRun(id=str(run.id), state_type=state_type, end_time=run.end_time, tags=tuple(run.tags))
+            for run in runs
+            if run.end_time is not None
+        ]
+
+    async def delete_runs(self, flow_run_ids: Sequence[str]) -> int:
+        # Prefect's bulk delete: up to 50 runs a request, answering the ids it removed (a run already
+        # gone is not counted); it queues the removal of their logs, as the one-run delete does.
+        deleted = 0
+        async with self._call() as client:
+            for start in range(0, len(flow_run_ids), _BULK_DELETE):
+                chunk = [str(run_id) for run_id in flow_run_ids[start : start + _BULK_DELETE]]
+                response = await client.request(
+                    "POST",
+                    cast(Any, "/flow_runs/bulk_delete"),  # a server route the client has no method for
+                    json={"flow_runs": {"id": {"any_": chunk}}, "limit": len(chunk)},
+                )
+                deleted += len(response.json()["deleted"])
+        return deleted
 
 
 __all__ = ["DEPLOYMENT_NAME", "PrefectGateway", "run_info"]

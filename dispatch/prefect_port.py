@@ -111,6 +111,21 @@ class StateChange:
 
 
 @dataclass(frozen=True)
+class FinishedRun:
+    """A run in a final state, as retention sees it (``dispatch/retention.py``)."""
+
+    id: str
+    state_type: str  # COMPLETED, FAILED, CRASHED or CANCELLED
+    end_time: datetime
+    tags: tuple[str, ...] = ()
+
+    @property
+    def tenant(self) -> str | None:
+        """The tenant its ``tenant:`` tag names (None: a platform or other run)."""
+        return next((tag.removeprefix("tenant:") for tag in self.tags if tag.startswith("tenant:")), None)
+
+
+@dataclass(frozen=True)
 class QueueInfo:
     name: str
     exists: bool
@@ -168,10 +183,19 @@ class PrefectPort(Protocol):
     async def close(self) -> None:
         """Release the client."""
 
+    async def finished_runs(
+        self, state_type: str, *, ended_before: datetime, limit: int, offset: int = 0
+    ) -> list[FinishedRun]:
+        """The pool's runs in final ``state_type`` that ended before ``ended_before``, latest end first."""
+
+    async def delete_runs(self, flow_run_ids: Sequence[str]) -> int:
+        """Delete these runs with their task runs and logs; how many were there to delete."""
+
 
 __all__ = [
     "PAUSE_KEY_PREFIX",
     "CreatedRun",
+    "FinishedRun",
     "PrefectPort",
     "PrefectUnavailable",
     "QueueInfo",

@@ -3,20 +3,22 @@
 It keeps Prefect's semantics where Pressroom depends on them — an idempotency
 key names one run forever (the same key with other parameters returns the first
 run, as Prefect does), queues have a pause flag and a concurrency limit, state
-proposals can be refused — and records every call. ``down = True`` makes every
-call raise ``PrefectUnavailable``, as a dead server would.
+proposals can be refused, a run entering a final state gets an end time (``clock``)
+that leaving it clears, a deleted run frees its key — and records every call.
+``down = True`` makes every call raise ``PrefectUnavailable``, as a dead server would.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from dispatch.prefect_port import (
     CreatedRun,
+    FinishedRun,
     PrefectUnavailable,
     QueueInfo,
     RunInfo,
@@ -36,6 +38,7 @@ _STATE_NAMES = {
     RunState.CANCELLING: "Cancelling",
     RunState.PAUSED: "Suspended",
 }
+_FINAL = (RunState.COMPLETED, RunState.FAILED, RunState.CANCELLED)
 
 
 @dataclass
@@ -48,6 +51,12 @@ class TwinRun:
     message: str | None = None
     running: bool = False  # the engine set it Running (``start``): only then an unforced suspend is accepted
     history: list[tuple[str, str | None]] = field(default_factory=list)  # (state type, message)
+    end_time: datetime | None = None
+    crashed: bool = False  # Prefect's CRASHED: a final state Pressroom never proposes, only finds
+
+    @property
+    def state_type(self) -> str:
+        return "CRASHED" if self.crashed else self.state.value
 
 
 @dataclass
@@ -62,6 +71,7 @@ class RecordingPrefect:
     late: dict[str, tuple[int, float]] = field(default_factory=dict)
     deployments_ensured: int = 0
     steps_of: dict[str, list[StepRun]] = field(default_factory=dict)  # task runs a test gives a flow run
+    clock: Callable[[], datetime] = utcnow  # end times of runs entering a final state
     _by_key: dict[str, str] = field(default_factory=dict)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
@@ -122,6 +132,7 @@ class RecordingPrefect:
         self._record("reschedule", flow_run_id=flow_run_id, when=when)
         run = self.runs[flow_run_id]
         run.state, run.scheduled_time, run.running = RunState.SCHEDULED, when, False
+        run.end_time, run.crashed = None, False
         run.history.append((RunState.SCHEDULED.value, None))
 
     async def read_run(self, flow_run_id: str) -> RunInfo | None:
@@ -132,8 +143,8 @@ class RecordingPrefect:
         return RunInfo(
             id=run.id,
             name=f"{run.request.workflow.value} {run.id}",
-            state_type=run.state.value,
-            state_name=_STATE_NAMES[run.state],
+            state_type=run.state_type,
+            state_name="Crashed" if run.crashed else _STATE_NAMES[run.state],
             state_message=run.message,
             work_queue_name=f"tenant-{run.request.tenant}",
             tags=run.request.tags,
@@ -148,10 +159,11 @@ class RecordingPrefect:
         run = self.runs.get(flow_run_id)
         if run is None:
             return False
-        final = run.state in (RunState.COMPLETED, RunState.FAILED, RunState.CANCELLED)
+        final = run.state in _FINAL
         if final and not force:
             return False  # Prefect's orchestration rules refuse leaving a final state unforced
-        run.state, run.message, run.running = state, message, False
+        run.state, run.message, run.running, run.crashed = state, message, False, False
+        run.end_time = self.clock() if state in _FINAL else None  # as Prefect's SetEndTime rule does
         run.history.append((state.value, message))
         return True
 
@@ -208,6 +220,45 @@ class RecordingPrefect:
 
     async def close(self) -> None:
         self.calls.append(("close", {}))
+
+    def finish(self, flow_run_id: str, state_type: str, ended_at: datetime) -> None:
+        """Put a run in a final state as if it had ended at ``ended_at`` (a test's setup; not recorded)."""
+        run = self.runs[flow_run_id]
+        run.crashed = state_type == "CRASHED"
+        run.state = RunState.FAILED if run.crashed else RunState(state_type)
+        if run.state not in _FINAL:
+            raise ValueError(f"{state_type} is not a final state")
+        run.end_time = ended_at
+
+    async def finished_runs(
+        self, state_type: str, *, ended_before: datetime, limit: int, offset: int = 0
+    ) -> list[FinishedRun]:
+        self._record("finished_runs", state_type=state_type, ended_before=ended_before, limit=limit, offset=offset)
+        matching = sorted(
+            (
+                run
+                for run in self.runs.values()
+                if run.state_type == state_type and run.end_time is not None and run.end_time <= ended_before
+            ),
+            key=lambda run: (run.end_time, run.id),
+            reverse=True,
+        )
+        return [
+            FinishedRun(id=run.id, state_type=run.state_type, end_time=run.end_time, tags=run.request.tags)
+            for run in matching[offset : offset + limit]
+            if run.end_time is not None
+        ]
+
+    async def delete_runs(self, flow_run_ids: Sequence[str]) -> int:
+        self._record("delete_runs", flow_run_ids=list(flow_run_ids))
+        deleted = 0
+        for flow_run_id in flow_run_ids:
+            run = self.runs.pop(flow_run_id, None)
+            if run is not None:
+                # The key is free again: Prefect's uniqueness lives on the deleted row.
+                self._by_key.pop(run.request.idempotency_key, None)
+                deleted += 1
+        return deleted
 
 
 __all__ = ["RecordingPrefect", "TwinRun"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field, SecretStr, model_validator
 
+from dispatch.retention import MAX_DAYS, RetentionPolicy
 from tenant_runtime.actions.outbox import Coalescing
 from tenant_runtime.config import PressroomSettings
 
@@ -36,6 +37,12 @@ class DispatchSettings(PressroomSettings):
     publish_runs_in_flight: int = Field(1, ge=1, le=100)
     publish_batch_max: int = Field(50, ge=1, le=1000)
     publish_hold_seconds: float = Field(60.0, ge=0)
+    # Finished runs stay in Prefect this many days per outcome (dispatch/retention.py; tenants may
+    # override); the control plane prunes every retention_prune_seconds (0: only `pressroom runs prune`).
+    retention_succeeded_days: int = Field(7, ge=1, le=MAX_DAYS)
+    retention_failed_days: int = Field(30, ge=1, le=MAX_DAYS)
+    retention_cancelled_days: int = Field(30, ge=1, le=MAX_DAYS)
+    retention_prune_seconds: float = Field(3600.0, ge=0)
 
     @model_validator(mode="after")
     def _derived(self) -> DispatchSettings:
@@ -50,6 +57,14 @@ class DispatchSettings(PressroomSettings):
             in_flight=self.publish_runs_in_flight,
             batch_max=self.publish_batch_max,
             hold_seconds=self.publish_hold_seconds,
+        )
+
+    @property
+    def retention(self) -> RetentionPolicy:
+        return RetentionPolicy(
+            succeeded_days=self.retention_succeeded_days,
+            failed_days=self.retention_failed_days,
+            cancelled_days=self.retention_cancelled_days,
         )
 
     def queue_for(self, tenant: str) -> str:

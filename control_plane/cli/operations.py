@@ -14,11 +14,12 @@ from typing import Annotated, Any
 import msgspec
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from control_plane.cli.common import CLI_OPERATOR, app, services
 from control_plane.container import Services
+from dispatch.retention import OUTCOME_OF_STATE, PruneReport
 from tenant_runtime.operation_states import settled
 
 operations_app = typer.Typer(help="Operations (deliveries) across tenants.", no_args_is_help=True)
@@ -182,6 +183,45 @@ def timeline(
 async def _timeline(room: Services, tenant: str, operation_id: str) -> Any:
     try:
         return await room.operations.timeline(CLI_OPERATOR, tenant, operation_id)
+    finally:
+        await room.prefect.close()
+
+
+@runs_app.command("prune")
+def prune(
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Count what would go; delete nothing.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Delete finished flow runs past their tenant's retention from Prefect (operation records stay)."""
+    room = services()
+    policy = room.settings.dispatch.retention
+    with Progress(
+        SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console, transient=as_json
+    ) as progress:
+        verb = "would delete" if dry_run else "deleted"
+        bar = progress.add_task("reading finished runs", total=None)
+
+        def show(report: PruneReport) -> None:
+            progress.update(bar, description=f"examined {report.examined}, {verb} {report.deleted}")
+
+        report = asyncio.run(_prune(room, dry_run, show))
+    if as_json:
+        typer.echo(json.dumps(report.summary(), indent=2))
+        return
+    table = Table("outcome", "kept for (days, default)", verb)
+    for state, outcome in OUTCOME_OF_STATE.items():
+        table.add_row(state.lower(), str(policy.days(outcome)), str(report.by_state[state]))
+    console.print(table)
+    console.print(
+        f"{verb} {report.deleted} of {report.examined} finished runs examined "
+        f"({report.kept} kept by a tenant's longer retention) across {len(report.by_tenant)} tenants "
+        f"in {report.seconds:.1f} s"
+    )
+
+
+async def _prune(room: Services, dry_run: bool, progress: Any) -> PruneReport:
+    try:
+        return await room.tenants.prune_runs(dry_run=dry_run, progress=progress)
     finally:
         await room.prefect.close()
 

@@ -24,6 +24,10 @@ class Tenant(ControlPlaneModel, table=True):
     publishes_per_hour: int = 600
     created_at: datetime = Field(default_factory=utcnow)
     updated_at: datetime = Field(default_factory=utcnow)
+    # Days its finished runs stay in Prefect, per outcome (dispatch/retention.py); None: the default.
+    retention_succeeded_days: int | None = None
+    retention_failed_days: int | None = None
+    retention_cancelled_days: int | None = None
 
 
 class User(ControlPlaneModel, table=True):

@@ -3,20 +3,21 @@
 Dotted action names, kept in the control-plane database (``operator_audit``)
 and readable through ``GET /ops/audit``:
 
-    tenant.create  tenant.suspend  tenant.resume  tenant.quota.set
+    tenant.create  tenant.suspend  tenant.resume  tenant.quota.set  tenant.retention.set
     tenant.move.start  tenant.move  tenant.move.failed  (control_plane.placement)
     token.issue    token.operator.issue
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from sqlmodel import Session, select
 
 from control_plane.auth import MEMBER_ROLES, Principal, new_member_token, new_operator_token
 from control_plane.db.models import ApiToken, OperatorAudit, Tenant
+from dispatch.retention import MAX_DAYS
 from tenant_runtime.errors import AlreadyExists, BadRequest, Forbidden, NotFound
 from tenant_runtime.ids import check_tenant_slug, utcnow
 
@@ -24,6 +25,8 @@ STATUSES = ("active", "suspended")
 # A write to one tenant's row by an operator: (session, operator, slug, value) -> the row.
 TenantWrite = Callable[[Session, Principal, str, Any], Tenant]
 MAX_PUBLISHES_PER_HOUR = 1_000_000
+# A tenant's retention fields, each stored as ``tenant.retention_<field>`` (None: the default).
+RETENTION_FIELDS = ("succeeded_days", "failed_days", "cancelled_days")
 
 
 def _operator(principal: Principal) -> str:
@@ -120,6 +123,42 @@ def set_quota(session: Session, principal: Principal, slug: str, publishes_per_h
     return tenant
 
 
+def retention_of(tenant: Tenant) -> dict[str, int | None]:
+    """The tenant's own retention days per outcome (None where it keeps the default)."""
+    return {name: getattr(tenant, f"retention_{name}") for name in RETENTION_FIELDS}
+
+
+def set_retention(session: Session, principal: Principal, slug: str, changes: Mapping[str, int | None]) -> Tenant:
+    """Override (or, with None, stop overriding) how long the tenant's finished runs stay in Prefect."""
+    actor = _operator(principal)
+    unknown = sorted(set(changes) - set(RETENTION_FIELDS))
+    if unknown or not changes:
+        raise BadRequest(
+            "Give at least one of succeeded_days, failed_days, cancelled_days.",
+            details={"unknown": unknown, "allowed": list(RETENTION_FIELDS)},
+        )
+    for name, days in changes.items():
+        if days is not None and (isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= MAX_DAYS):
+            raise BadRequest(f"{name} is 1-{MAX_DAYS} days, or null for the default.", details={"field": name})
+    tenant = tenant_row(session, slug)
+    before = retention_of(tenant)
+    for name, days in changes.items():
+        setattr(tenant, f"retention_{name}", days)
+    tenant.updated_at = utcnow()
+    session.add(tenant)
+    record(
+        session,
+        actor,
+        "tenant.retention.set",
+        tenant=slug,
+        object_type="tenant",
+        object_id=slug,
+        retention=retention_of(tenant),
+        before=before,
+    )
+    return tenant
+
+
 def issue_member_token(
     session: Session, principal: Principal, slug: str, role: str, name: str = ""
 ) -> tuple[str, ApiToken]:
@@ -151,7 +190,9 @@ __all__ = [
     "issue_operator_token",
     "operator_actor",
     "record",
+    "retention_of",
     "set_quota",
+    "set_retention",
     "set_status",
     "tenant_row",
 ]

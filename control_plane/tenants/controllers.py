@@ -17,6 +17,7 @@ from control_plane.placement.services import MoveOut, ShardOut
 from control_plane.tenants.schemas import (
     AuditOut,
     QuotaUpdate,
+    RetentionUpdate,
     TenantCreate,
     TenantMove,
     TenantOut,
@@ -71,6 +72,11 @@ class OperatorController(Controller):
     def set_quota(self, slug: str, data: QuotaUpdate, principal: Principal, services: Services) -> TenantOut:
         """Set the tenant's publishes-per-hour quota."""
         return services.tenants.set_quota(principal, slug, data.publishes_per_hour)
+
+    @patch("/tenants/{slug:str}/retention", sync_to_thread=True)
+    def set_retention(self, slug: str, data: RetentionUpdate, principal: Principal, services: Services) -> TenantOut:
+        """Days the tenant's finished runs stay in Prefect, per outcome (null: back to the default)."""
+        return services.tenants.set_retention(principal, slug, data.changes())
 
     @post("/tenants/{slug:str}/tokens", sync_to_thread=True, status_code=201)
     def issue_token(self, slug: str, data: TokenCreate, principal: Principal, services: Services) -> TokenOut:

@@ -35,6 +35,35 @@ class QuotaUpdate(msgspec.Struct, forbid_unknown_fields=True):
     publishes_per_hour: Annotated[int, Meta(ge=0, le=1_000_000)]
 
 
+RetentionDays = Annotated[int, Meta(ge=1, le=3650)]
+
+
+class RetentionUpdate(msgspec.Struct, forbid_unknown_fields=True):
+    """Days a tenant's finished runs stay in Prefect, per outcome: a field left out keeps its value, null
+    goes back to the default."""
+
+    succeeded_days: RetentionDays | msgspec.UnsetType | None = msgspec.UNSET
+    failed_days: RetentionDays | msgspec.UnsetType | None = msgspec.UNSET
+    cancelled_days: RetentionDays | msgspec.UnsetType | None = msgspec.UNSET
+
+    def changes(self) -> dict[str, int | None]:
+        given = {
+            "succeeded_days": self.succeeded_days,
+            "failed_days": self.failed_days,
+            "cancelled_days": self.cancelled_days,
+        }
+        return {name: value for name, value in given.items() if not isinstance(value, msgspec.UnsetType)}
+
+
+class RetentionOut(msgspec.Struct):
+    """The days in force per outcome, and which of them are the tenant's own."""
+
+    succeeded_days: int
+    failed_days: int
+    cancelled_days: int
+    overrides: dict[str, int]
+
+
 class TenantOut(msgspec.Struct):
     slug: str
     name: str
@@ -49,6 +78,7 @@ class TenantOut(msgspec.Struct):
     prefect: str | None = None
     shard: str | None = None  # the shard whose runtime holds the tenant
     moving_to: str | None = None  # set while an operator moves it
+    retention: RetentionOut | None = None
 
 
 class TenantMove(msgspec.Struct, forbid_unknown_fields=True):
@@ -76,4 +106,14 @@ class AuditOut(msgspec.Struct):
     created_at: datetime
 
 
-__all__ = ["AuditOut", "QuotaUpdate", "TenantCreate", "TenantOut", "TenantStatus", "TokenCreate", "TokenOut"]
+__all__ = [
+    "AuditOut",
+    "QuotaUpdate",
+    "RetentionOut",
+    "RetentionUpdate",
+    "TenantCreate",
+    "TenantOut",
+    "TenantStatus",
+    "TokenCreate",
+    "TokenOut",
+]

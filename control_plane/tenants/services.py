@@ -4,23 +4,26 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+from collections.abc import Callable, Mapping
+from datetime import datetime
 
 import structlog
 from sqlalchemy import Engine
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, col, select
+from sqlmodel import Session, col, or_, select
 
 from control_plane.auth import Principal
 from control_plane.db.models import OperatorAudit, Tenant
 from control_plane.placement import PlacementService
 from control_plane.tenants import actions
-from control_plane.tenants.schemas import AuditOut, TenantOut, TokenOut
+from control_plane.tenants.schemas import AuditOut, RetentionOut, TenantOut, TokenOut
 from dispatch.prefect_port import PrefectPort, PrefectUnavailable
+from dispatch.retention import PruneReport, RetentionOverride, prune_finished_runs
 from dispatch.runtime import RuntimeClient
 from dispatch.runtime import messages as m
 from dispatch.settings import DispatchSettings
 from tenant_runtime.errors import AlreadyExists, BadRequest, NotFound, Unavailable
-from tenant_runtime.ids import as_utc
+from tenant_runtime.ids import as_utc, utcnow
 
 log = structlog.get_logger("pressroom.tenants")
 # A control-plane answer never waits longer than this on Prefect.
@@ -73,7 +76,33 @@ class TenantService:
             created_at=as_utc(tenant.created_at),
             site_url=f"{self.site_url}/{tenant.slug}",
             shard=shard,
+            retention=self.retention(tenant),
         )
+
+    def retention(self, tenant: Tenant) -> RetentionOut:
+        """The retention in force for the tenant's finished runs, and which days are its own."""
+        own = {name: days for name, days in actions.retention_of(tenant).items() if days is not None}
+        policy = self.dispatch.retention.with_overrides(RetentionOverride(**own))
+        return RetentionOut(
+            succeeded_days=policy.succeeded_days,
+            failed_days=policy.failed_days,
+            cancelled_days=policy.cancelled_days,
+            overrides=own,
+        )
+
+    def retention_overrides(self) -> dict[str, RetentionOverride]:
+        """Every tenant that overrides any retention, with its own days (one query)."""
+        with Session(self.engine) as session:
+            rows = session.exec(
+                select(Tenant).where(
+                    or_(
+                        col(Tenant.retention_succeeded_days).is_not(None),
+                        col(Tenant.retention_failed_days).is_not(None),
+                        col(Tenant.retention_cancelled_days).is_not(None),
+                    )
+                )
+            )
+            return {tenant.slug: RetentionOverride(**actions.retention_of(tenant)) for tenant in rows}
 
     async def detail(self, operator: Principal, slug: str) -> TenantOut:
         """A tenant with its unfinished operations and its late runs (Prefect's view, when it answers)."""
@@ -167,6 +196,25 @@ class TenantService:
 
     def set_quota(self, operator: Principal, slug: str, publishes_per_hour: int) -> TenantOut:
         return self.out(self._write(actions.set_quota, operator, slug, publishes_per_hour))
+
+    def set_retention(self, operator: Principal, slug: str, changes: Mapping[str, int | None]) -> TenantOut:
+        """The tenant's own retention per outcome (None: back to the default); the next prune applies it."""
+        return self.out(self._write(actions.set_retention, operator, slug, changes))
+
+    # --- retention of finished runs in Prefect (dispatch/retention.py) ---------------------------------
+
+    async def prune_runs(
+        self,
+        *,
+        now: datetime | None = None,
+        dry_run: bool = False,
+        progress: Callable[[PruneReport], None] | None = None,
+    ) -> PruneReport:
+        """Delete the finished runs past their tenant's retention (the defaults for runs of no tenant)."""
+        overrides = await asyncio.to_thread(self.retention_overrides)
+        return await prune_finished_runs(
+            self.prefect, self.dispatch.retention, overrides, now or utcnow(), dry_run=dry_run, progress=progress
+        )
 
     def issue_token(self, operator: Principal, slug: str, role: str, name: str = "") -> TokenOut:
         with Session(self.engine, expire_on_commit=False) as session:

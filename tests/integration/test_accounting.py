@@ -1,19 +1,27 @@
-"""Accounting: many publishes across many tenants with faults — every one terminal, none lost or doubled."""
+"""Accounting: many publishes across many tenants with faults — every one terminal, none lost or doubled;
+then retention's prune takes every finished run out of Prefect and the operation records stay whole."""
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import os
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timedelta
 
+import httpx
 import pytest
 from prefect.client.orchestration import get_client
-from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterTags
+from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterState, FlowRunFilterStateType, FlowRunFilterTags
+from prefect.client.schemas.objects import StateType
 from sqlmodel import select
 
+from dispatch.prefect_gateway import PrefectGateway
+from dispatch.retention import PruneReport
 from flows.probes import PROBES
+from tenant_runtime.ids import utcnow
 from tenant_runtime.workspace import AuditEntry
 from tests.fixtures.stack import Pressroom, Tenant
 
@@ -38,6 +46,35 @@ async def _runs_by_operation(tenant: str) -> Counter[str]:
             if len(page) < 200:
                 break
     return Counter(tag for run in runs for tag in run.tags if tag.startswith("op:"))
+
+
+def _prune(room: Pressroom, now: datetime) -> PruneReport:
+    """The control plane's prune at ``now``, through a gateway of this event loop's own."""
+
+    async def go() -> PruneReport:
+        async with PrefectGateway(room.settings.dispatch) as gateway:
+            services = room.services
+            tenants = copy.copy(services.tenants)  # the same service, on this loop's own Prefect client
+            tenants.prefect = gateway
+            return await tenants.prune_runs(now=now)
+
+    return asyncio.run(go())
+
+
+async def _census(tenants: list[str]) -> dict[str, int]:
+    """Flow runs in the server, those of these tenants, and those of them that did not succeed."""
+    unsuccessful = FlowRunFilterState(
+        type=FlowRunFilterStateType(any_=[StateType.FAILED, StateType.CRASHED, StateType.CANCELLED])
+    )
+    async with get_client() as client:
+        mine = FlowRunFilter(tags=FlowRunFilterTags(any_=[f"tenant:{slug}" for slug in tenants]))
+        return {
+            "server": await client.count_flow_runs(),
+            "mine": await client.count_flow_runs(flow_run_filter=mine),
+            "mine_unsuccessful": await client.count_flow_runs(
+                flow_run_filter=FlowRunFilter(tags=mine.tags, state=unsuccessful)
+            ),
+        }
 
 
 def test_every_publish_ends_terminal_exactly_once_under_faults(pressroom: Pressroom) -> None:
@@ -107,3 +144,32 @@ def test_every_publish_ends_terminal_exactly_once_under_faults(pressroom: Pressr
             key = f"tenants/{tenant.slug}/site/p-{round_}/index.html"
             expected = 0 if (tenant is tenants[2] and round_ == 0) else 1
             assert pressroom.store.writes[key] == expected, (key, pressroom.store.writes[key])
+
+    # Retention: Prefect's database does not keep the load. A week on, only runs that did not succeed are
+    # within their retention; a month on, none of these runs is left, their task runs went with them, and
+    # every operation's record (status, attempts) is as it was.
+    pressroom.stop_workers()
+    records = {op: (t, pressroom.operation(t, op)) for t in tenants for op in submitted[t.slug][:3]}
+    slugs = [t.slug for t in tenants]
+    api = os.environ["PREFECT_API_URL"]
+    before = asyncio.run(_census(slugs))
+    task_runs_before = httpx.post(f"{api}/task_runs/count", json={}).json()
+    now = utcnow()
+    week = _prune(pressroom, now + timedelta(days=8))
+    after_week = asyncio.run(_census(slugs))
+    month = _prune(pressroom, now + timedelta(days=31))
+    after_month = asyncio.run(_census(slugs))
+    task_runs_after = httpx.post(f"{api}/task_runs/count", json={}).json()
+    print(
+        f"prune: {week.deleted} runs deleted at +8 days ({week.seconds:.1f} s, {week.queries} queries), "
+        f"{month.deleted} more at +31 days; server runs {before['server']} -> {after_month['server']}, "
+        f"task runs {task_runs_before} -> {task_runs_after}"
+    )
+    assert before["mine"] >= TENANTS
+    assert after_week["mine"] == before["mine_unsuccessful"]
+    assert after_week["server"] == before["server"] - week.deleted
+    assert after_month["mine"] == 0 and after_month["server"] == after_week["server"] - month.deleted
+    assert task_runs_after < task_runs_before
+    for op, (tenant, record) in records.items():
+        again = pressroom.operation(tenant, op)
+        assert (again["status"], again["attempts"]) == (record["status"], record["attempts"])
