@@ -159,6 +159,7 @@ WORKFLOWS: dict[Workflow, WorkflowSpec] = {
                 "persist",
                 "index",
                 "cover",
+                "approve",
                 "make_public",
             ),
         ),
