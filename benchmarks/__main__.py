@@ -24,6 +24,15 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--no-profile", action="store_true", help="skip the py-spy profile of the Prefect server")
     parser.add_argument("--keep", action="store_true", help="keep the temporary data directory (logs, databases)")
     parser.add_argument(
+        "--baseline",
+        action="append",
+        default=[],
+        metavar="VAR=VALUE",
+        help="run each suite twice in this stack: first with the control plane and the worker restarted with "
+        "these environment variables (repeatable; the old path as a baseline, e.g. PRESSROOM_WORKER_PUSH=0 "
+        "PRESSROOM_AGGREGATE_SETTLE_LONE=1), then as built; the JSON gets baseline and versus_baseline",
+    )
+    parser.add_argument(
         "--report-only", action="store_true", help="only regenerate docs/performance.md from the JSON already in --out"
     )
     return parser.parse_args(argv)
@@ -39,6 +48,10 @@ def main(argv: list[str] | None = None) -> int:
     from benchmarks.runner import run
 
     profile = Profile.quick() if args.quick else Profile.full()
+    baseline = dict(item.split("=", 1) for item in args.baseline if "=" in item)
+    if len(baseline) != len(args.baseline):
+        print("--baseline takes VAR=VALUE", file=sys.stderr)
+        return 2
     return run(
         profile,
         suites=args.suite or list(SUITE_NAMES),
@@ -46,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         docs=args.docs,
         profile_server=not args.no_profile,
         keep=args.keep,
+        baseline=baseline,
     )
 
 

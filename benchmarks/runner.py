@@ -102,7 +102,12 @@ async def _prove_pipeline(bench: Bench) -> None:
 
 
 async def _run_suites(
-    stack: BenchStack, profile: Profile, suites: list[str], out: Path, profile_server: bool
+    stack: BenchStack,
+    profile: Profile,
+    suites: list[str],
+    out: Path,
+    profile_server: bool,
+    baseline: dict[str, str] | None = None,
 ) -> list[str]:
     from benchmarks import prefect_side
 
@@ -114,13 +119,24 @@ async def _run_suites(
         try:
             await _prove_pipeline(bench)
             for name in suites:
-                failures += await _one_suite(bench, name)
+                failures += await _one_suite(bench, name, baseline or {})
         finally:
             await api.close()
     return failures
 
 
-async def _one_suite(bench: Bench, name: str) -> list[str]:
+async def _as(bench: Bench, overrides: dict[str, str]) -> None:
+    """The control plane and the worker restarted with ``overrides`` in their environment."""
+    bench.stop_worker()
+    bench.stack.with_overrides(overrides)
+    await bench.ready_worker()
+
+
+# What a suite's baseline run keeps beside the run of the build as it is.
+BASELINE_KEYS = ("summary_ms", "pressroom_phases_ms", "ratios", "headline")
+
+
+async def _one_suite(bench: Bench, name: str, baseline: dict[str, str]) -> list[str]:
     module = importlib.import_module(f"benchmarks.suites.{name}")
     suite: Callable[[Bench], Awaitable[dict[str, Any]]] = module.run
     bench.log(f"suite {name} ({bench.profile.name})")
@@ -137,7 +153,18 @@ async def _one_suite(bench: Bench, name: str) -> list[str]:
     bench.notes = []
     bench.partial = {}
     try:
+        if baseline:
+            # The same suite first with the old path switched back on (--baseline), then as built, in this
+            # one stack: the ratios between them are the change's, whatever the machine's load does.
+            bench.log(f"  baseline run with {baseline}")
+            await _as(bench, baseline)
+            before = await suite(bench)
+            result["baseline"] = {"env": baseline} | {k: before[k] for k in BASELINE_KEYS if k in before}
+            bench.log("  run as built")
+            await _as(bench, {})
         result.update(await suite(bench))
+        if baseline:
+            result["versus_baseline"] = _versus(result["baseline"], result)
     except Exception as exc:
         failed = True
         result["error"] = f"{type(exc).__name__}: {exc}"
@@ -159,7 +186,31 @@ async def _one_suite(bench: Bench, name: str) -> list[str]:
     return [name] if failed else []
 
 
-def run(profile: Profile, *, suites: list[str], out: Path, docs: Path, profile_server: bool, keep: bool) -> int:
+def _versus(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """Headline and p50s as built over the baseline run's (below 1: the change made it faster)."""
+    out: dict[str, Any] = {}
+    old, new = before.get("headline", {}), after.get("headline", {})
+    if isinstance(old.get("value"), (int, float)) and isinstance(new.get("value"), (int, float)):
+        out["headline"] = {"metric": new.get("metric"), "baseline": old["value"], "now": new["value"]}
+    p50s = {}
+    for side, summary in after.get("summary_ms", {}).items():
+        was = before.get("summary_ms", {}).get(side, {})
+        if isinstance(summary, dict) and was.get("p50") and summary.get("p50") is not None:
+            p50s[side] = {"baseline_p50": was["p50"], "p50": summary["p50"], "ratio": summary["p50"] / was["p50"]}
+    out["p50_ms"] = p50s
+    return out
+
+
+def run(
+    profile: Profile,
+    *,
+    suites: list[str],
+    out: Path,
+    docs: Path,
+    profile_server: bool,
+    keep: bool,
+    baseline: dict[str, str] | None = None,
+) -> int:
     from benchmarks.report import write_report
 
     stack = BenchStack()
@@ -170,7 +221,7 @@ def run(profile: Profile, *, suites: list[str], out: Path, docs: Path, profile_s
         log(f"starting the benchmark stack ({profile.name}; suites: {', '.join(suites)})")
         stack.start(progress=log)
         point_prefect_at(stack.env())
-        failures = asyncio.run(_run_suites(stack, profile, suites, out, profile_server))
+        failures = asyncio.run(_run_suites(stack, profile, suites, out, profile_server, baseline))
     except BaseException as exc:
         crashed = True
         log(f"aborted: {type(exc).__name__}: {exc}")

@@ -73,6 +73,7 @@ class BenchStack:
     postgres: PostgresHandle | None = None
     prefect: PrefectServerHandle | None = None
     children: dict[str, Child] = field(default_factory=dict)
+    overrides: dict[str, str] = field(default_factory=dict)  # extra environment of the children (--baseline)
 
     @property
     def data_dir(self) -> Path:
@@ -96,9 +97,10 @@ class BenchStack:
         return self.prefect.api_url
 
     def env(self, *, prefect_api_url: str | None = None, data_dir: Path | None = None) -> dict[str, str]:
-        """The environment ``pressroom up`` gives its children, pointed at this stack."""
+        """The environment ``pressroom up`` gives its children, pointed at this stack (plus ``overrides``)."""
         data_dir = data_dir or self.data_dir
         env = dict(os.environ)
+        env.update(self.overrides)
         env.update(prefect_env(api_url=prefect_api_url or self.prefect_api_url, home=self.data_dir / "prefect"))
         env.update(
             {
@@ -136,7 +138,7 @@ class BenchStack:
             stderr=subprocess.PIPE,
             timeout=120,
         )
-        self.spawn("control-plane", [sys.executable, "-m", "control_plane.cli", "serve"], env)
+        self.start_control_plane(env)
         self.spawn("site", [sys.executable, "-m", "control_plane.cli", "site"], env)
         self.wait_http(f"{self.api_url}/healthz", "control plane")
         self.wait_http(f"{self.site_url}/healthz", "site server")
@@ -159,6 +161,17 @@ class BenchStack:
         child = Child(name, process, log_path)
         self.children[name] = child
         return child
+
+    def start_control_plane(self, env: dict[str, str] | None = None) -> Child:
+        return self.spawn("control-plane", [sys.executable, "-m", "control_plane.cli", "serve"], env or self.env())
+
+    def with_overrides(self, overrides: dict[str, str]) -> None:
+        """Restart the control plane with ``overrides`` in its environment (and in every child started
+        after); the caller restarts the worker. ``{}`` goes back to the plain build."""
+        self.overrides = dict(overrides)
+        self.stop_child("control-plane")
+        self.start_control_plane()
+        self.wait_http(f"{self.api_url}/healthz", "control plane")
 
     def start_worker(self, name: str = "worker", *, env: dict[str, str] | None = None) -> Child:
         """The Pressroom runtime worker (``pressroom worker``), serving every tenant."""

@@ -95,7 +95,7 @@ class Services:
             factory = factory or WorkspaceFactory(settings.runtime)
             # The relay runs on the hand-off's own thread and loop, so it gets a client of its own.
             relay_port = relay_prefect or PrefectGateway(settings.dispatch)
-            relay = Relay(factory, relay_port, settings.dispatch.coalescing)
+            relay = Relay(factory, relay_port, settings.dispatch.coalescing, push=settings.dispatch.worker_push)
             handoff = RelayHandoff(relay.relay_tenant, close=relay_port.close)
             transports[name] = InProcessRuntime(factory, settings.dispatch, handoff)
         router = ShardRouter(engine, transports, settings.control_plane.default_shard)

@@ -15,6 +15,7 @@ import asyncio
 
 import structlog
 
+from dispatch import doorbell
 from dispatch.prefect_port import PrefectPort, RunRequest
 from dispatch.run_control import ControlRelay
 from tenant_runtime import queries
@@ -46,11 +47,14 @@ class IdempotencyKeyTaken(RuntimeError):
 class Relay:
     """Sends a tenant's unsent operations to Prefect."""
 
-    def __init__(self, factory: WorkspaceFactory, prefect: PrefectPort, coalescing: Coalescing) -> None:
+    def __init__(
+        self, factory: WorkspaceFactory, prefect: PrefectPort, coalescing: Coalescing, *, push: bool = True
+    ) -> None:
         self.factory = factory
         self.prefect = prefect
         self.coalescing = coalescing
         self.controls = ControlRelay(prefect)
+        self.push = push  # ring the workers' doorbell once a tenant's runs are in Prefect (dispatch/doorbell.py)
         self._locks: dict[str, asyncio.Lock] = {}
 
     async def relay_tenant(self, tenant: str) -> int:
@@ -80,6 +84,8 @@ class Relay:
                 await asyncio.to_thread(_record_sent, ws, ids, flow_run_id)
                 bound.info("relay.sent", run_id=flow_run_id)
                 sent += 1
+            if sent and self.push:
+                doorbell.ring(self.factory.settings.data_dir, tenant)
             # Then pause / resume / terminate requests and due waits (dispatch/run_control.py).
             await self.controls.relay_controls(ws)
             return sent

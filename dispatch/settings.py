@@ -21,6 +21,9 @@ class DispatchSettings(PressroomSettings):
     retry_cap_seconds: float = Field(300.0, ge=0)
     poll_interval: float = Field(0.5, gt=0, le=60, validation_alias="PRESSROOM_WORKER_POLL_SECONDS")
     concurrency: int = Field(8, ge=1, le=1000, validation_alias="PRESSROOM_WORKER_CONCURRENCY")
+    # The relay rings the workers' doorbell when it has sent runs, so a worker picks them up at once and
+    # polls only as a fallback (dispatch/doorbell.py); 0 turns both off (a worker then only polls).
+    worker_push: bool = Field(True, validation_alias="PRESSROOM_WORKER_PUSH")
     sweep_interval: float = Field(10.0, ge=0, validation_alias="PRESSROOM_SWEEP_SECONDS")
     # How often a worker asks Prefect whether someone cancelled one of its running runs (Cancelling).
     control_poll_seconds: float = Field(2.0, gt=0, le=60, validation_alias="PRESSROOM_CONTROL_POLL_SECONDS")

@@ -26,6 +26,7 @@ from prefect.flow_engine import run_flow_async
 from prefect.settings import PREFECT_API_URL, temporary_settings
 from prefect.states import State
 
+from dispatch.doorbell import Doorbell
 from dispatch.operation_sync import Claim, OperationSync
 from dispatch.prefect_gateway import PrefectGateway
 from dispatch.prefect_port import RunState
@@ -69,7 +70,10 @@ class RuntimeWorker:
         self.tenants = tenants
         # Platform runs (nightly fan-outs) go to the worker of every tenant unless told otherwise.
         self.platform = tenants is None if platform is None else platform
-        self.relay = Relay(factory, gateway, settings.coalescing)
+        self.relay = Relay(factory, gateway, settings.coalescing, push=settings.worker_push)
+        # Rung by the relay when a tenant has new runs, and by a finished run (a slot is free): the loop
+        # polls at once instead of after poll_interval (dispatch/doorbell.py).
+        self.doorbell: Doorbell | None = None
         self.sync = OperationSync(factory, settings)
         self._running: dict[UUID, asyncio.Task[None]] = {}
         self._running_queues: dict[UUID, str] = {}
@@ -95,12 +99,20 @@ class RuntimeWorker:
         """
         # The engine's clients talk to this worker's server, whatever the process environment says.
         with temporary_settings(updates={PREFECT_API_URL: self.settings.api_url}):
-            if not await _until(stop, self._start(stop)):
-                return
-            # Entered once the server has answered: entering checks its API version.
-            with SyncClientContext.get_or_create():
-                async with AsyncClientContext.get_or_create():
-                    await self._loop(stop)
+            # Listening before start-up: a ring meanwhile is kept, and the first idle wait ends at once.
+            if self.settings.worker_push:
+                self.doorbell = Doorbell(self.factory.settings.data_dir, self.tenants).open()
+            try:
+                if not await _until(stop, self._start(stop)):
+                    return
+                # Entered once the server has answered: entering checks its API version.
+                with SyncClientContext.get_or_create():
+                    async with AsyncClientContext.get_or_create():
+                        await self._loop(stop)
+            finally:
+                if self.doorbell is not None:
+                    self.doorbell.close()
+                    self.doorbell = None
 
     async def _loop(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
@@ -113,9 +125,16 @@ class RuntimeWorker:
                 log.warning("worker.poll_failed", error=str(exc) or type(exc).__name__)
                 started = 0
             if not started:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), timeout=self.settings.poll_interval)
+                await self._idle(stop)
         await self.drain(self.settings.shutdown_grace_seconds)
+
+    async def _idle(self, stop: asyncio.Event) -> None:
+        """Until the next poll: ``poll_interval``, or sooner when stopped or the doorbell rings."""
+        if self.doorbell is None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=self.settings.poll_interval)
+            return
+        await _until(stop, self.doorbell.wait(self.settings.poll_interval))
 
     async def _start(self, stop: asyncio.Event) -> bool:
         """Register deployments and queues, reclaim orphaned runs; False if stopped first."""
@@ -198,6 +217,8 @@ class RuntimeWorker:
     def _forget(self, flow_run_id: UUID, _task: asyncio.Task[None]) -> None:
         self._running.pop(flow_run_id, None)
         self._running_queues.pop(flow_run_id, None)
+        if self.doorbell is not None:
+            self.doorbell.ring()  # a slot is free: what waits for one is taken now
 
     async def _take(self, flow_run_id: UUID) -> bool:
         """Scheduled → Pending; another worker or a queue limit may say no."""

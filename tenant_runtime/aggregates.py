@@ -4,8 +4,10 @@ Every publish or unpublish bumps the site generation in its command's
 transaction. The aggregates step of each delivery then decides, under the
 workspace write lock (BEGIN IMMEDIATE, so one decision at a time):
 
-1. after a short settle delay, if the stored aggregates already reflect the
-   current generation, there is nothing to do (``current``);
+1. after a short settle delay (only while another delivery of the tenant is
+   still due: a burst is under way; a lone publish decides at once), if the
+   stored aggregates already reflect the current generation, there is nothing
+   to do (``current``);
 2. if the operation that made the current generation (or a later one) is a
    delivery still due to run its own aggregates step, leave the work to it
    (``deferred``): its decision comes after this one and will see at least
@@ -101,7 +103,7 @@ def refresh_aggregates(
 ) -> dict[str, Any]:
     """Regenerate the aggregates unless they are current or a newer delivery will; see the module doc."""
     settle = ws.settings.aggregate_settle_seconds if settle_seconds is None else settle_seconds
-    if settle > 0:
+    if settle > 0 and (ws.settings.aggregate_settle_lone or _burst_under_way(ws, operation_id)):
         sleep(settle)  # let the rest of a burst commit first, so one build covers it
     with ws.transaction() as tx:
         current = queries.site_state(tx).generation
@@ -133,6 +135,12 @@ def refresh_aggregates(
         tx.add(state)
     ws.log.info("aggregates.built", generation=current, operation_id=operation_id, changed=sorted(changed))
     return {"outcome": BUILT, "generation": current, "changed": sorted(changed)}
+
+
+def _burst_under_way(ws: Workspace, operation_id: str) -> bool:
+    """Whether another delivery of the tenant that refreshes the aggregates is still due (one read)."""
+    with ws.reader() as tx:
+        return queries.pending_aggregate_operation(tx, 0, operation_id) is not None
 
 
 def serve_aggregate(ws: Workspace, name: str) -> tuple[bytes, str, bool]:

@@ -12,7 +12,7 @@ from tenant_runtime.storage.factory import StorageSettings
 
 class RuntimeSettings(PressroomSettings):
     """``PRESSROOM_DATA_DIR``, ``PRESSROOM_SITE_URL``, ``PRESSROOM_PURGE_*``, ``PRESSROOM_SQLITE_BUSY_TIMEOUT_MS``,
-    ``PRESSROOM_AGGREGATE_SETTLE_SECONDS``, and the object store's own settings."""
+    ``PRESSROOM_AGGREGATE_SETTLE_SECONDS`` / ``_SETTLE_LONE``, and the object store's own settings."""
 
     data_dir: Path = Path("data")
     storage: StorageSettings = Field(default_factory=StorageSettings)
@@ -21,8 +21,10 @@ class RuntimeSettings(PressroomSettings):
     purge_url: str | None = None
     purge_secret: SecretStr = SecretStr("")
     sqlite_busy_timeout_ms: int = Field(10_000, ge=0, le=600_000)
-    # How long an aggregates step waits for the rest of a burst of publishes before deciding.
+    # How long an aggregates step waits for the rest of a burst of publishes before deciding: only while
+    # another delivery of the tenant is due (a lone publish decides at once), unless aggregate_settle_lone.
     aggregate_settle_seconds: float = Field(0.5, ge=0, le=60)
+    aggregate_settle_lone: bool = False
 
     @field_validator("data_dir")
     @classmethod

@@ -44,7 +44,6 @@ from tenant_runtime.workflows.parameters import (
     RunParameters,
     ScheduledPublishParameters,
     SeedExampleSiteParameters,
-    SweepMediaParameters,
     UnpublishDocumentParameters,
     WriteArticleParameters,
 )
@@ -94,7 +93,6 @@ __all__ = [
     "RunParameters",
     "ScheduledPublishParameters",
     "SeedExampleSiteParameters",
-    "SweepMediaParameters",
     "UnpublishDocumentParameters",
     "Workflow",
     "WorkflowSpec",

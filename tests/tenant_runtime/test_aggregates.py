@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pytest
 
@@ -110,6 +110,8 @@ def test_a_burst_of_publishes_regenerates_once_whatever_the_order(workspace: Wor
 
 
 def test_publishes_landing_during_the_settle_delay_are_covered_by_the_same_build(workspace: Workspace) -> None:
+    # A burst under way: another delivery of the tenant is still due when this one reaches its aggregates.
+    publish(workspace, "busy")
     _, first = publish(workspace, "first")
     clock = FakeClock(
         during_sleep=[lambda: _finish(workspace, *[publish(workspace, f"late-{n}")[1] for n in range(3)])]
@@ -118,8 +120,34 @@ def test_publishes_landing_during_the_settle_delay_are_covered_by_the_same_build
     result = _refresh(workspace, first, clock)
 
     assert clock.slept == [0.25] and clock.now == 0.25
-    assert result["outcome"] == "built" and result["generation"] == 4
-    assert _state(workspace) == (4, 1, 1)
+    assert result["outcome"] == "built" and result["generation"] == 5
+    assert _state(workspace) == (5, 1, 1)
+
+
+def test_a_lone_publish_decides_at_once_without_the_settle_delay(workspace: Workspace) -> None:
+    _, lone = publish(workspace, "lone")
+    clock = FakeClock()
+
+    result = _refresh(workspace, lone, clock)
+
+    assert clock.slept == [] and result["outcome"] == "built" and result["generation"] == 1
+    # A publish after it has its own delivery, which builds again: nothing is lost, one more build.
+    _finish(workspace, lone)
+    _, next_ = publish(workspace, "next")
+    assert _refresh(workspace, next_, clock)["outcome"] == "built" and clock.slept == []
+    assert _state(workspace) == (2, 2, 2)
+
+
+def test_the_settle_delay_can_still_apply_to_a_lone_publish(workspace: Workspace) -> None:
+    _, lone = publish(workspace, "lone")
+    clock = FakeClock()
+    settings = workspace.settings.model_copy(update={"aggregate_settle_lone": True})
+
+    result = aggregates.refresh_aggregates(
+        replace(workspace, settings=settings), lone.id, settle_seconds=0.25, sleep=clock.sleep
+    )
+
+    assert clock.slept == [0.25] and result["outcome"] == "built"
 
 
 def test_the_work_is_left_to_a_newer_delivery_only_while_it_is_still_due(workspace: Workspace) -> None:

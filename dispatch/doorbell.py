@@ -1,0 +1,167 @@
+"""Push pickup: a runtime worker hears of a tenant's new run at once instead of at its next poll.
+
+The relay and the worker share the tenants' workspaces, so they share a host
+and a data directory. Each worker listening for pushes binds one Unix datagram
+socket in ``{data_dir}/.doorbell/`` (``PRESSROOM_WORKER_PUSH``, on by default);
+the relay, after it has sent a tenant's runs to Prefect (so they are committed
+there), rings every socket in that directory with the tenant's slug. A bell of
+this very process is rung directly (the worker's own relay after each run, or a
+control plane and a worker in one process), without a syscall.
+
+A ring only wakes the worker's poll loop early: the worker still asks Prefect
+which runs are due and claims them as before, so a lost, late or duplicate ring
+costs nothing but latency, and the poll every ``PRESSROOM_WORKER_POLL_SECONDS``
+stays as the fallback (a worker on another host, a full socket buffer, a
+directory whose path is too long for a socket). A socket left by a worker that
+died refuses the next ring and the ringer removes it.
+
+Why not Prefect's event stream (``prefect.flow-run.Scheduled`` over the
+``/events/out`` websocket): the server emits the state event inside the
+transaction that creates the run, so a worker woken by it can ask for due runs
+before the run is visible and miss it until the next poll; and it costs the
+server a websocket and a filter per worker. The ring is sent after Prefect
+answered the create.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import secrets
+import socket
+import threading
+from collections.abc import Set as AbstractSet
+from pathlib import Path
+
+import structlog
+
+log = structlog.get_logger("pressroom.doorbell")
+DIRECTORY = ".doorbell"
+_MAX_SOCKET_PATH = 107  # sun_path is 108 bytes with the terminating NUL
+_LOCAL: set[Doorbell] = set()
+_LOCAL_LOCK = threading.Lock()
+
+
+def _directory(data_dir: Path) -> Path:
+    return Path(data_dir) / DIRECTORY
+
+
+class Doorbell:
+    """One worker's bell: ``wait`` returns early when a tenant it serves has a new run."""
+
+    def __init__(self, data_dir: Path, serves: AbstractSet[str] | None = None) -> None:
+        self.directory = _directory(data_dir)
+        self.serves = serves  # None: every tenant
+        self.path: Path | None = None
+        self.rings = 0
+        self._sock: socket.socket | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._rung = asyncio.Event()
+
+    def open(self) -> Doorbell:
+        """Listen on this event loop (in process always; across processes when the socket can be bound)."""
+        self._loop = asyncio.get_running_loop()
+        with _LOCAL_LOCK:
+            _LOCAL.add(self)
+        path = self.directory / f"worker-{os.getpid()}-{secrets.token_hex(4)}.sock"
+        if len(os.fsencode(path)) > _MAX_SOCKET_PATH:
+            log.warning("doorbell.path_too_long", path=str(path), fallback="poll")
+            return self
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            sock.setblocking(False)
+            sock.bind(os.fspath(path))
+        except OSError as exc:
+            log.warning("doorbell.unavailable", path=str(path), error=str(exc), fallback="poll")
+            return self
+        self._sock, self.path = sock, path
+        self._loop.add_reader(sock.fileno(), self._readable)
+        return self
+
+    def close(self) -> None:
+        with _LOCAL_LOCK:
+            _LOCAL.discard(self)
+        sock, self._sock = self._sock, None
+        if sock is not None:
+            if self._loop is not None and not self._loop.is_closed():
+                self._loop.remove_reader(sock.fileno())
+            sock.close()
+        if self.path is not None:
+            with contextlib.suppress(FileNotFoundError):
+                self.path.unlink()
+            self.path = None
+
+    async def wait(self, timeout: float) -> bool:
+        """Until rung (True) or ``timeout`` seconds (False); a ring since the last wait returns at once."""
+        try:
+            await asyncio.wait_for(self._rung.wait(), timeout)
+        except TimeoutError:
+            return False
+        finally:
+            self._rung.clear()
+        return True
+
+    def ring(self) -> None:
+        """Wake the loop (from this loop's thread)."""
+        self.rings += 1
+        self._rung.set()
+
+    def ring_for(self, tenant: str) -> None:
+        """Wake the loop if it serves ``tenant`` (from any thread)."""
+        if (self.serves is None or tenant in self.serves) and self._loop is not None and not self._loop.is_closed():
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                self._loop.call_soon_threadsafe(self.ring)
+
+    def _readable(self) -> None:
+        while self._sock is not None:
+            try:
+                data = self._sock.recv(256)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                return
+            tenant = data.decode(errors="replace")
+            if self.serves is None or tenant in self.serves:
+                self.ring()
+
+
+def ring(data_dir: Path, tenant: str) -> int:
+    """Tell the workers on this host that ``tenant`` has a new run; how many sockets were reached.
+
+    Never raises and never blocks: a ring is a hint (see the module doc).
+    """
+    directory = _directory(data_dir)
+    own: set[str] = set()
+    with _LOCAL_LOCK:
+        local = [bell for bell in _LOCAL if bell.directory == directory]
+    for bell in local:
+        bell.ring_for(tenant)
+        if bell.path is not None:
+            own.add(os.fspath(bell.path))
+    try:
+        paths = [p for p in os.scandir(directory) if p.name.endswith(".sock") and p.path not in own]
+    except OSError:
+        return 0
+    if not paths:
+        return 0
+    reached = 0
+    message = tenant.encode()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+        sock.setblocking(False)
+        for entry in paths:
+            try:
+                sock.sendto(message, entry.path)
+                reached += 1
+            except BlockingIOError:
+                reached += 1  # its buffer is full of rings already: it is awake
+            except (ConnectionRefusedError, FileNotFoundError):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)  # its worker is gone
+            except OSError as exc:
+                log.debug("doorbell.ring_failed", path=entry.path, error=str(exc))
+    return reached
+
+
+__all__ = ["DIRECTORY", "Doorbell", "ring"]

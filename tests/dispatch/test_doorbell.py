@@ -1,0 +1,129 @@
+"""Push pickup: the relay's ring wakes a worker's poll loop at once, in process and across processes."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, cast
+
+from dispatch import doorbell
+from dispatch.doorbell import Doorbell
+from dispatch.prefect_twin import RecordingPrefect
+from dispatch.relay import Relay
+from dispatch.settings import DispatchSettings
+from dispatch.worker import RuntimeWorker
+from tenant_runtime.actions.documents import create_document
+from tenant_runtime.actions.outbox import Coalescing
+from tenant_runtime.actions.publishing import publish_document
+from tenant_runtime.workspace import Actor, Workspace, WorkspaceFactory
+
+OWNER = Actor.for_role("u-owner", "owner")
+
+
+async def _wait(bell: Doorbell, timeout: float) -> tuple[bool, float]:
+    started = time.monotonic()
+    rung = await bell.wait(timeout)
+    return rung, time.monotonic() - started
+
+
+def test_a_ring_from_another_process_wakes_a_worker_serving_the_tenant(tmp_path: Path) -> None:
+    async def go() -> tuple[tuple[bool, float], tuple[bool, float], int]:
+        bell = Doorbell(tmp_path, frozenset({"acme"})).open()
+        try:
+            assert bell.path is not None and bell.path.parent == tmp_path / ".doorbell"
+            code = "import sys; from dispatch.doorbell import ring; sys.exit(ring(sys.argv[1], sys.argv[2]) != 1)"
+            ringer = await asyncio.create_subprocess_exec(sys.executable, "-c", code, str(tmp_path), "acme")
+            woken = await _wait(bell, 60)  # the ringer is a fresh interpreter: slow to start on a busy machine
+            assert await ringer.wait() == 0  # it reached exactly the one socket
+            # A ring for a tenant this worker does not serve does not wake it.
+            await asyncio.to_thread(_ring_raw, bell.path, b"other")
+            ignored = await _wait(bell, 0.3)
+            return woken, ignored, bell.rings
+        finally:
+            bell.close()
+
+    (rung, waited), (other_rung, _), rings = asyncio.run(go())
+    assert rung and waited < 60 and rings == 1
+    assert not other_rung
+    assert not list((tmp_path / ".doorbell").iterdir())  # closing removes its socket
+
+
+def _ring_raw(path: Path, data: bytes) -> None:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+        sock.sendto(data, str(path))
+
+
+def test_a_bell_of_this_process_is_rung_directly_from_any_thread_and_only_for_its_data_dir(tmp_path: Path) -> None:
+    async def go() -> tuple[bool, bool]:
+        mine = Doorbell(tmp_path / "a").open()
+        theirs = Doorbell(tmp_path / "b").open()
+        try:
+            threading.Thread(target=doorbell.ring, args=(tmp_path / "a", "acme")).start()
+            rung, _ = await _wait(mine, 5)
+            other, _ = await _wait(theirs, 0.2)
+            return rung, other
+        finally:
+            mine.close()
+            theirs.close()
+
+    assert asyncio.run(go()) == (True, False)
+
+
+def test_the_socket_of_a_dead_worker_is_removed_by_the_next_ring(tmp_path: Path) -> None:
+    directory = tmp_path / ".doorbell"
+    directory.mkdir()
+    dead = directory / "worker-1-dead.sock"
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(str(dead))
+    sock.close()  # the file stays, nobody listens: as after a kill -9
+
+    assert doorbell.ring(tmp_path, "acme") == 0
+    assert not dead.exists()
+    assert doorbell.ring(tmp_path / "nowhere", "acme") == 0  # no directory: nothing to ring, no error
+
+
+def test_the_relay_rings_once_its_runs_are_in_prefect_and_not_when_push_is_off(
+    workspace_factory: WorkspaceFactory, workspace: Workspace
+) -> None:
+    async def go(push: bool) -> tuple[int, int]:
+        bell = Doorbell(workspace_factory.settings.data_dir).open()
+        try:
+            with workspace.transaction() as tx:
+                document = create_document(
+                    tx, OWNER, slug=f"n-{str(push).lower()}", title="N", body="Body", kind="post"
+                )
+                publish_document(tx, workspace.tenant, OWNER, document.id)
+            relay = Relay(workspace_factory, RecordingPrefect(), Coalescing(in_flight=10), push=push)
+            sent = await relay.relay_tenant(workspace.tenant)
+            await asyncio.sleep(0.05)
+            await relay.relay_tenant(workspace.tenant)  # nothing left to send: no ring
+            await asyncio.sleep(0.05)
+            return sent, bell.rings
+        finally:
+            bell.close()
+
+    assert asyncio.run(go(True)) == (1, 1)
+    assert asyncio.run(go(False)) == (1, 0)
+
+
+def test_a_ringing_doorbell_ends_the_workers_idle_wait_at_once(workspace_factory: WorkspaceFactory) -> None:
+    settings = DispatchSettings(PRESSROOM_WORKER_POLL_SECONDS=30)  # type: ignore[call-arg]
+    worker = RuntimeWorker(settings, workspace_factory, cast(Any, RecordingPrefect()))
+
+    async def go() -> float:
+        worker.doorbell = Doorbell(workspace_factory.settings.data_dir).open()
+        try:
+            stop = asyncio.Event()
+            loop = asyncio.get_running_loop()
+            loop.call_later(0.05, doorbell.ring, workspace_factory.settings.data_dir, "acme")
+            started = time.monotonic()
+            await worker._idle(stop)
+            return time.monotonic() - started
+        finally:
+            worker.doorbell.close()
+
+    assert asyncio.run(go()) < 5  # not the 30 s poll
