@@ -12,6 +12,7 @@ from flows.prune_policies import prune_policies
 from flows.publish import deliver_release, publish_batch, publish_document, scheduled_publish
 from flows.rebuild_search_index import rebuild_search_index
 from flows.seed_example_site import seed_example_site
+from flows.sweep_media import sweep_media
 from flows.unpublish_document import unpublish_document
 from tenant_runtime.workflows import Workflow
 
@@ -28,6 +29,7 @@ FLOWS: dict[Workflow, Flow[Any, Any]] = {
     Workflow.INSTALL_PACKAGE: install_package,
     Workflow.IMPORT_CONTENT: import_content,
     Workflow.PRUNE_POLICIES: prune_policies,
+    Workflow.SWEEP_MEDIA: sweep_media,
 }
 
 __all__ = ["FLOWS"]

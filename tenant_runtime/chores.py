@@ -29,6 +29,7 @@ from sqlmodel import Session, col, func, select
 
 from tenant_runtime import audit
 from tenant_runtime.actions.backups import IMPORT_KIND, RESTORE_KIND, schedule_backup
+from tenant_runtime.actions.media import schedule_sweep
 from tenant_runtime.actions.operations import set_status
 from tenant_runtime.actions.retention import schedule_prune
 from tenant_runtime.errors import NotFound
@@ -95,6 +96,8 @@ def site_unchanged_since_last_backup(tx: Session) -> bool:
 
 
 CHORES: dict[str, Chore] = {
+    # Before the backup, so the night's snapshot does not carry files that were due to go (media, issue 12).
+    "sweep_media": Chore("sweep_media", cron="0 2 * * *", window_seconds=3600, enqueue=schedule_sweep),
     "export_backup": Chore(
         "export_backup",
         cron="0 3 * * *",

@@ -8,6 +8,7 @@ versions.py    revisions list|diff|restore, retention show|set|prune
 backups.py     backups create|list|import (a site's backups, imports and restores)
 lanes.py       briefs submit|show, lanes list|pack|edit-pack|install|budget|costs
 packages.py    packages keygen|sign|install|list|rollback|uninstall, packages keys …
+media.py       media list|policy|sweep
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import os
 from control_plane.cli import (  # noqa: F401  (they register their commands)
     backups,
     lanes,
+    media,
     operations,
     packages,
     servers,

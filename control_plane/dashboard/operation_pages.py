@@ -1,8 +1,11 @@
-"""Operations of one site: the list, and a page per operation with its events, its Prefect run, and
-retry (failed or dead), cancel and reschedule (scheduled) — each through the same services as the API."""
+"""Operations of one site: the list, and a page per operation with its events, its steps, its Prefect run,
+and retry (failed or dead), cancel and reschedule (scheduled), pause, resume, terminate, restart (from a
+step) and events for a waiting run — each through the same services as the API."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 from typing import Annotated, Any
 
 from litestar import Controller, Request, Response, get, post
@@ -18,10 +21,30 @@ from control_plane.operations.schemas import OperationStatus
 from control_plane.releases.schemas import Reschedule
 from dispatch.runtime import OperationOut
 from tenant_runtime.errors import InvalidSchedule, PressroomError
-from tenant_runtime.operation_states import DEAD, FAILED, SCHEDULED, STATUSES, TERMINAL
+from tenant_runtime.operation_states import DEAD, DELIVERING, FAILED, PAUSED, QUEUED, SCHEDULED, STATUSES, TERMINAL
+from tenant_runtime.operation_states import settled as is_settled
+from tenant_runtime.workflows import WORKFLOWS, Workflow
 
 RETRYABLE = frozenset({FAILED, DEAD})
 PAGE = 50
+CONTROLS = {"pause": "paused", "resume": "resumed", "terminate": "terminated"}
+
+
+def controls_of(op: OperationOut) -> dict[str, Any]:
+    """What run control the page offers for ``op``: pause, resume, terminate, restart (with its steps)."""
+    settled = is_settled(op.status, op.next_attempt_at)
+    try:
+        steps = WORKFLOWS[Workflow(op.workflow or "")].steps
+    except (KeyError, ValueError):
+        steps = ()
+    return {
+        "pause": op.status in (QUEUED, DELIVERING) and not (op.control and op.control.action == "pause"),
+        "resume": op.status == PAUSED,
+        "terminate": not settled,
+        "restart": settled,
+        "steps": steps,
+        "event": op.status not in TERMINAL and not settled,
+    }
 
 
 def events(op: OperationOut) -> list[dict[str, Any]]:
@@ -81,12 +104,116 @@ class OperationPages(Controller):
             new_form_key=new_form_key,
         )
 
-    @get("/{operation_id:str}", sync_to_thread=True)
-    def operation(
+    @get("/{operation_id:str}")
+    async def operation(
         self, request: Request[Any, Any, Any], tenant: str, operation_id: str, signed_in: Principal, services: Services
     ) -> Response[str]:
-        """One operation: its facts, its events, its run in the Prefect UI, and what can be done with it."""
-        return self._detail(request, services, signed_in, tenant, operation_id)
+        """One operation: its facts, its steps (from Prefect's task runs), its events, its run in the Prefect
+        UI, and what can be done with it."""
+        described = await services.operations.describe(signed_in, tenant, operation_id)
+        return await asyncio.to_thread(self._detail, request, services, signed_in, tenant, operation_id, op=described)
+
+    @post("/{operation_id:str}/control", sync_to_thread=True)
+    def control(
+        self,
+        request: Request[Any, Any, Any],
+        tenant: str,
+        operation_id: str,
+        data: FormData,
+        signed_in: Principal,
+        services: Services,
+    ) -> Response[Any]:
+        """Pause, resume or terminate the operation's run (confirmed by the form's checkbox)."""
+        action = text(data, "action")
+        target = url("sites", tenant, "operations", operation_id)
+        if action not in CONTROLS:
+            return self._detail(
+                request,
+                services,
+                signed_in,
+                tenant,
+                operation_id,
+                errors=[{"level": "error", "code": "invalid_request", "message": "Pause, resume or terminate."}],
+                status=400,
+            )
+        try:
+            outcome = services.operations.control(
+                signed_in,
+                tenant,
+                operation_id,
+                action,
+                confirm=checked(data, "confirm"),
+                idempotency_key=form_key(data),
+            )
+        except PressroomError as exc:
+            flash_error(request, exc)
+            return see_other(target)
+        notice(request, f"Operation {operation_id}: {action} asked, it is {outcome.body['status']}.")
+        return see_other(target)
+
+    @post("/{operation_id:str}/restart", sync_to_thread=True)
+    def restart(
+        self,
+        request: Request[Any, Any, Any],
+        tenant: str,
+        operation_id: str,
+        data: FormData,
+        signed_in: Principal,
+        services: Services,
+    ) -> Response[Any]:
+        """Run a settled operation again, from the top or from the chosen step."""
+        from_step = text(data, "from_step") or None
+        target = url("sites", tenant, "operations", operation_id)
+        try:
+            outcome = services.operations.restart(
+                signed_in,
+                tenant,
+                operation_id,
+                from_step=from_step,
+                confirm=checked(data, "confirm"),
+                idempotency_key=form_key(data),
+            )
+        except PressroomError as exc:
+            flash_error(request, exc)
+            return see_other(target)
+        where = f"from {from_step}" if from_step else "from the top"
+        notice(request, f"Operation {operation_id} restarts {where} (restart {outcome.body['restart']}).")
+        return see_other(target)
+
+    @post("/{operation_id:str}/event", sync_to_thread=True)
+    def event(
+        self,
+        request: Request[Any, Any, Any],
+        tenant: str,
+        operation_id: str,
+        data: FormData,
+        signed_in: Principal,
+        services: Services,
+    ) -> Response[Any]:
+        """Send the event a waiting run waits for (an approval, …), with an optional JSON payload."""
+        raw = text(data, "payload").strip()
+        target = url("sites", tenant, "operations", operation_id)
+        try:
+            payload = json.loads(raw) if raw else None
+        except json.JSONDecodeError as exc:
+            return self._detail(
+                request,
+                services,
+                signed_in,
+                tenant,
+                operation_id,
+                errors=[{"level": "error", "code": "invalid_event", "message": f"The payload is not JSON: {exc.msg}."}],
+                status=400,
+            )
+        try:
+            services.operations.send_event(
+                signed_in, tenant, operation_id, text(data, "type"), payload, idempotency_key=form_key(data)
+            )
+        except PressroomError as exc:
+            flash_error(request, exc)
+            return see_other(target)
+        notice(request, f"Event {text(data, 'type')} sent to operation {operation_id}.")
+        return see_other(target)
 
     @post("/{operation_id:str}/retry", sync_to_thread=True)
     def retry(
@@ -179,8 +306,9 @@ class OperationPages(Controller):
         field_error: str | None = None,
         errors: list[dict[str, Any]] | None = None,
         status: int | None = None,
+        op: OperationOut | None = None,
     ) -> Response[str]:
-        op = services.operations.get(principal, tenant, operation_id)
+        op = op or services.operations.get(principal, tenant, operation_id)
         settings = services.site.settings(principal, tenant)
         release = (
             services.operations.release_contents(principal, tenant, operation_id) if op.kind == "release" else None
@@ -200,7 +328,8 @@ class OperationPages(Controller):
             events=events(op),
             retryable=RETRYABLE,
             terminal=TERMINAL,
-            live=op.status not in TERMINAL and op.status != SCHEDULED,
+            controls=controls_of(op),
+            live=op.status not in TERMINAL and op.status not in (SCHEDULED, PAUSED),
             at=default_at if at is None else at,
             field_error=field_error,
             earliest=earliest,

@@ -14,6 +14,7 @@ from control_plane.lanes.schemas import (
     BriefCreate,
     BriefOut,
     CostOut,
+    LaneApproval,
     LaneBudget,
     LaneEnabled,
     LaneInstall,
@@ -76,6 +77,13 @@ class LaneController(Controller):
     ) -> Response[dict[str, Any]]:
         """Enable or disable a lane (a disabled lane refuses new briefs with 409 lane_disabled)."""
         return respond(services.lanes.set_enabled(principal, tenant, lane, data.enabled))
+
+    @put("/{lane:str}/approval", sync_to_thread=True)
+    def set_approval(
+        self, tenant: str, lane: str, data: LaneApproval, principal: Principal, services: Services
+    ) -> Response[dict[str, Any]]:
+        """Require (or not) an editor's approval before publish; decide with an ``approval`` event."""
+        return respond(services.lanes.set_approval(principal, tenant, lane, data.required))
 
     @put("/{lane:str}/budget", sync_to_thread=True)
     def set_budget(

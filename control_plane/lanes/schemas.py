@@ -65,6 +65,10 @@ class LaneInstall(msgspec.Struct, forbid_unknown_fields=True):
     override: bool = False  # operators only: install a graph within one step of the backbone
 
 
+class LaneApproval(msgspec.Struct, forbid_unknown_fields=True):
+    required: bool  # an approval step before publish (an ``approval`` event to the operation decides)
+
+
 class LaneBudget(msgspec.Struct, forbid_unknown_fields=True):
     budget_micros: Annotated[int, Meta(ge=0, le=10**12)] | None  # millionths of a dollar per run; null: default
 
@@ -74,6 +78,7 @@ __all__ = [
     "BriefOut",
     "CostOut",
     "GraphNode",
+    "LaneApproval",
     "LaneBudget",
     "LaneEnabled",
     "LaneInstall",

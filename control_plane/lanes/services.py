@@ -72,6 +72,10 @@ class LaneService:
         message = lm.InstallLane(name=data.name, graph=graph, source=data.source, pack=pack, override=data.override)
         return self.gate.execute(principal, Command(tenant, "site.admin", f"lanes.install:{data.name}", message))
 
+    def set_approval(self, principal: Principal, tenant: str, lane: str, required: bool) -> CommandResult:
+        message = lm.SetLaneApproval(lane=lane, required=required)
+        return self.gate.execute(principal, Command(tenant, "site.admin", f"lanes.approval:{lane}", message))
+
     def set_budget(self, principal: Principal, tenant: str, lane: str, budget_micros: int | None) -> CommandResult:
         message = lm.SetLaneBudget(lane=lane, budget_micros=budget_micros)
         return self.gate.execute(principal, Command(tenant, "site.admin", f"lanes.budget:{lane}", message))

@@ -13,6 +13,7 @@ from control_plane.container import Services
 from control_plane.http.guards import MULTIPART, operator_only
 from control_plane.http.params import IdempotencyKey, Limit, Offset
 from control_plane.http.responses import respond
+from control_plane.http.schemas import ConfirmRequest
 from control_plane.media.schemas import MediaOut, MediaPolicyOut, MediaPolicyUpdate, MediaState, MediaUpload
 
 SearchText = Annotated[str | None, Parameter(required=False, min_length=1, max_length=200)]
@@ -61,6 +62,14 @@ class MediaController(Controller):
     def policy(self, tenant: str, principal: Principal, services: Services) -> MediaPolicyOut:
         """The site's largest upload and how long deleted files stay restorable."""
         return services.media.policy(principal, tenant)
+
+    @post("/sweep", sync_to_thread=True, status_code=202)
+    def sweep(
+        self, tenant: str, principal: Principal, services: Services, data: ConfirmRequest | None = None
+    ) -> Response[dict[str, Any]]:
+        """Run sweep_media now (it also runs nightly): 202 with its operation, whose outcome lists purged and kept."""
+        data = data or ConfirmRequest()
+        return respond(services.media.sweep(principal, tenant, confirm=data.confirm))
 
     @get("/{media_id:str}", sync_to_thread=True)
     def read(self, tenant: str, media_id: str, principal: Principal, services: Services) -> MediaOut:

@@ -56,6 +56,12 @@ class MediaService:
             principal, Command(tenant, "content.edit", f"media.restore:{media_id}", m.RestoreMedia(media_id=media_id))
         )
 
+    def sweep(self, principal: Principal, tenant: str, *, confirm: bool) -> CommandResult:
+        """Queue sweep_media now: files past retention that nothing references are deleted for good."""
+        return self.gate.execute(
+            principal, Command(tenant, "site.admin", "media.sweep", m.SweepMedia(), confirm=confirm)
+        )
+
     def policy(self, principal: Principal, tenant: str) -> MediaPolicyOut:
         return self.runtime.media_policy(tenant, self.gate.reader(principal, tenant))
 

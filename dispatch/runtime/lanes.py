@@ -64,6 +64,11 @@ class SetLaneEnabled(Message, frozen=True):
     enabled: bool
 
 
+class SetLaneApproval(Message, frozen=True):
+    lane: str
+    required: bool
+
+
 class SetLaneBudget(Message, frozen=True):
     lane: str
     budget_micros: int | None
@@ -218,6 +223,11 @@ def _set_enabled(tx: Session, ws: Workspace, actor: Actor, c: SetLaneEnabled) ->
     return Effect(200, _builtins(lane_out(lanes.set_lane_enabled(tx, actor, c.lane, c.enabled))))
 
 
+@command(SetLaneApproval)
+def _set_approval(tx: Session, ws: Workspace, actor: Actor, c: SetLaneApproval) -> Effect:
+    return Effect(200, _builtins(lane_out(lanes.set_lane_approval(tx, actor, c.lane, c.required))))
+
+
 @command(SetLaneBudget)
 def _set_budget(tx: Session, ws: Workspace, actor: Actor, c: SetLaneBudget) -> Effect:
     return Effect(200, _builtins(lane_out(lanes.set_lane_budget(tx, actor, c.lane, c.budget_micros))))
@@ -249,6 +259,7 @@ __all__ = [
     "ListCosts",
     "ListLanes",
     "PackOut",
+    "SetLaneApproval",
     "SetLaneBudget",
     "SetLaneEnabled",
     "SubmitBrief",

@@ -6,6 +6,7 @@ import msgspec
 from sqlmodel import Session
 
 from dispatch.runtime import messages as m
+from dispatch.runtime.changes import accepted
 from dispatch.runtime.handlers import Effect, command, query
 from dispatch.runtime.views import MediaOut, MediaPolicyOut
 from dispatch.settings import DispatchSettings
@@ -78,6 +79,11 @@ def _restore(tx: Session, ws: Workspace, actor: Actor, c: m.RestoreMedia) -> Eff
 def _set_policy(tx: Session, ws: Workspace, actor: Actor, c: m.SetMediaPolicy) -> Effect:
     row = actions.set_policy(tx, actor, max_bytes=c.max_bytes, retention_days=c.retention_days)
     return Effect(200, msgspec.to_builtins(policy_out(row)))
+
+
+@command(m.SweepMedia)
+def _sweep(tx: Session, ws: Workspace, actor: Actor, c: m.SweepMedia) -> Effect:
+    return accepted(ws, actions.request_sweep(tx, ws.tenant, actor))
 
 
 __all__ = ["media_out", "policy_out"]

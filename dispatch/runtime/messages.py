@@ -252,6 +252,10 @@ class GetOperationRecord(Message, frozen=True):
     operation_id: str
 
 
+class SweepMedia(Message, frozen=True):
+    """Queue the sweep_media flow now."""
+
+
 class CreateWorkspace(Message, frozen=True):
     """Create the tenant's workspace (idempotent) titled ``title``: the operator's tenant creation."""
 
@@ -361,6 +365,7 @@ __all__ = [
     "SendOperationEvent",
     "SetMediaPolicy",
     "SetWebhookEnabled",
+    "SweepMedia",
     "TerminateOperation",
     "UninstallPackage",
     "UnpublishDocument",

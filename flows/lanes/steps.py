@@ -16,13 +16,14 @@ from typing import Any
 from prefect import task
 
 from flows.caching import CACHE_BY_STEP
+from flows.events import EventTimedOut, wait_for_event
 from flows.lanes import runtime as lane_runtime
 from flows.pipeline import deliver
 from flows.policies import RETRY_IO, WEBHOOK
 from flows.runtime import workspace
 from flows.steps import run_step
 from tenant_runtime.lanes import article
-from tenant_runtime.workflows import DeliveryItem, RunOutcome
+from tenant_runtime.workflows import FAILED, DeliveryItem, Failure, RunOutcome
 
 State = dict[str, Any]
 
@@ -158,6 +159,22 @@ async def _cover(c: NodeCall, s: State) -> State:
     return {"cover": await cover(c.tenant, c.run_id, c.node, c.graph_digest, c.brief_id, s["document"])}
 
 
+async def _approve(c: NodeCall, s: State) -> State | RunOutcome:
+    """Park the run (no process held) until an ``approval`` event: approved goes on to publish; rejected,
+    or no decision before the timeout, ends the run ``failed`` with the article left a draft."""
+    timeout = lane_runtime.settings().lanes_approval_timeout_seconds
+    try:
+        payload = await wait_for_event("approve", "approval", timeout)
+    except EventTimedOut:
+        failure = Failure(step=c.node, code="approval_timeout", message=f"No approval within {timeout:g} s.")
+        return RunOutcome.of(c.run_id, FAILED, failure, document_id=s["document"]["id"], draft=True)
+    decision = payload if isinstance(payload, dict) else {}
+    if decision.get("approved") is True or decision.get("decision") == "approve":
+        return {"approval": {"approved": True, "by": decision.get("by")}}
+    failure = Failure(step=c.node, code="approval_rejected", message=str(decision.get("reason") or "Rejected."))
+    return RunOutcome.of(c.run_id, FAILED, failure, document_id=s["document"]["id"], draft=True)
+
+
 async def _publish(c: NodeCall, s: State) -> RunOutcome:
     """The status flip, then the one delivery pipeline (render, record, search, site, purges, plugins)."""
     public = await make_public(c.tenant, c.run_id, c.node, c.graph_digest, c.brief_id, s["document"])
@@ -174,6 +191,7 @@ RUNNERS: dict[str, NodeRunner] = {
     "persist": _persist,
     "index": _index,
     "cover": _cover,
+    "approve": _approve,
     "publish": _publish,
 }
 

@@ -139,6 +139,18 @@ def set_lane_budget(tx: Session, actor: Actor, lane: str, budget_micros: int | N
     return row
 
 
+def set_lane_approval(tx: Session, actor: Actor, lane: str, required: bool) -> Lane:
+    """Add (or remove) the approval step before publish; briefs already accepted keep their pinned graph."""
+    actor.require("site.admin")
+    row = get_lane(tx, lane)
+    graph = graphs.with_approval(row.graph, required)
+    graphs.check(graph)
+    row.graph, row.graph_digest, row.updated_at = graph, graphs.digest(graph), utcnow()
+    tx.add(row)
+    audit.record(tx, "lane.approval", actor, "lane", lane, required=required)
+    return row
+
+
 def install_lane(
     tx: Session,
     actor: Actor,
@@ -195,6 +207,7 @@ __all__ = [
     "list_lanes",
     "pack_history",
     "seed_reference_lanes",
+    "set_lane_approval",
     "set_lane_budget",
     "set_lane_enabled",
     "update_pack",

@@ -1,4 +1,4 @@
-"""Change the media library: upload, soft delete, restore, the tenant's media policy.
+"""Change the media library: upload, soft delete, restore, the tenant's media policy, ask for a sweep.
 
 Each checks, executes and writes its audit row in the caller's transaction.
 An upload is checked whole (size against the tenant's limit, type sniffed from
@@ -12,17 +12,21 @@ from __future__ import annotations
 import hashlib
 import io
 import re
+from datetime import datetime
 
 from sqlmodel import Session
 
 from tenant_runtime import audit
+from tenant_runtime.actions.operations import new_operation, new_operation_id
 from tenant_runtime.errors import BadRequest, Conflict, PayloadTooLarge
 from tenant_runtime.ids import new_id, utcnow
 from tenant_runtime.media import library
 from tenant_runtime.media.types import sniff
 from tenant_runtime.storage import TenantStore
-from tenant_runtime.workspace.access import Actor
+from tenant_runtime.workflows import SweepMediaParameters
+from tenant_runtime.workspace.access import SYSTEM, Actor
 from tenant_runtime.workspace.media_models import ACTIVE, DELETED, Media, MediaPolicy
+from tenant_runtime.workspace.models import Operation
 
 MAX_NAME = 200
 MAX_RETENTION_DAYS = 3650
@@ -140,4 +144,30 @@ def set_policy(
     return row
 
 
-__all__ = ["clean_name", "delete_media", "restore_media", "set_policy", "upload_media"]
+def request_sweep(tx: Session, tenant: str, actor: Actor) -> Operation:
+    """Queue the sweep_media flow now (the nightly chore queues the same run)."""
+    actor.require("site.admin")
+    parameters = SweepMediaParameters(tenant=tenant, operation_id=new_operation_id())
+    operation = new_operation(tx, actor, parameters)
+    audit.record(tx, "media.sweep", actor, "site", tenant, operation_id=operation.id)
+    return operation
+
+
+def schedule_sweep(tx: Session, tenant: str, due_at: datetime, key: str) -> Operation:
+    """The nightly sweep of this tenant (``tenant_runtime.chores``, 02:00 UTC), due at its slot; keyed by the fire."""
+    parameters = SweepMediaParameters(tenant=tenant, operation_id=new_operation_id(), fire_date=key.rsplit(":", 1)[-1])
+    operation = new_operation(tx, SYSTEM, parameters, scheduled_for=due_at)
+    operation.idempotency_key = key
+    audit.record(tx, "media.sweep", SYSTEM, "site", tenant, operation_id=operation.id, due_at=due_at.isoformat())
+    return operation
+
+
+__all__ = [
+    "clean_name",
+    "delete_media",
+    "request_sweep",
+    "restore_media",
+    "schedule_sweep",
+    "set_policy",
+    "upload_media",
+]

@@ -54,10 +54,12 @@ STEPS: dict[str, StepContract] = {
         _contract("persist", "brief slug body", "document", "the document and its revision"),
         _contract("index", "document", "related", "search, and related articles through embeddings", paid=True),
         _contract("cover", "document", "cover", "a cover image rendered to the tenant's store", paid=True),
+        _contract("approve", "document", "approval", "wait for an editor's approval event (or its timeout)"),
         _contract("publish", "document", "published", "the normal publish path"),
     )
 }
 
+APPROVE = "approve"
 BACKBONE: tuple[str, ...] = ("validate", "ground", "generate", "clean", "persist", "index", "cover", "publish")
 # The reference rule: a lane gets its own graph only when it differs from the backbone by more than one step.
 MIN_DIFFERENCE = 2
@@ -167,9 +169,19 @@ def _ancestors(node: Node, by_id: dict[str, Node]) -> set[str]:
     return seen
 
 
+def with_approval(graph: Sequence[Mapping[str, Any]], required: bool) -> list[dict[str, Any]]:
+    """``graph`` with (or without) an ``approve`` node right before its ``publish`` node."""
+    nodes = [dict(n) for n in graph if n.get("step") != APPROVE]
+    if required:
+        at = next((i for i, n in enumerate(nodes) if n.get("step") == "publish"), len(nodes))
+        nodes.insert(at, {"id": APPROVE, "step": APPROVE})
+    return nodes
+
+
 def difference_from_backbone(graph: Sequence[Mapping[str, Any]]) -> int:
-    """Steps added, removed or moved relative to the backbone (edit distance over step names)."""
-    steps = [n.step for n in parse(graph)]
+    """Steps added, removed or moved relative to the backbone (edit distance over step names); an approval
+    step is a branch of any graph, not a difference."""
+    steps = [n.step for n in parse(graph) if n.step != APPROVE]
     base = list(BACKBONE)
     rows = list(range(len(base) + 1))
     for i, step in enumerate(steps, 1):
@@ -205,6 +217,7 @@ def step_names(graph: Sequence[Mapping[str, Any]]) -> list[str]:
 
 
 __all__ = [
+    "APPROVE",
     "BACKBONE",
     "MIN_DIFFERENCE",
     "STARTS_WITH",
@@ -219,4 +232,5 @@ __all__ = [
     "digest",
     "parse",
     "step_names",
+    "with_approval",
 ]

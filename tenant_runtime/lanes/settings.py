@@ -29,6 +29,8 @@ class LaneSettings(PressroomSettings):
     lanes_ground_allow_private: bool = False
     lanes_ground_timeout_seconds: float = Field(10.0, gt=0, le=120)
     lanes_ground_max_bytes: int = Field(1_000_000, ge=1024, le=50_000_000)
+    # How long an approval lane's run waits for the editor's decision before the article stays a draft.
+    lanes_approval_timeout_seconds: float = Field(7 * 24 * 3600.0, gt=0)
     # The per-run budget of a lane without one of its own, in millionths of a dollar.
     lanes_run_budget_micros: int = Field(2_000_000, ge=0)
 

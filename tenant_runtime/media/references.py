@@ -82,8 +82,12 @@ def references_to(
 
 
 def check_embeds(tx: Session, body: str) -> None:
-    """Every ``media:`` id in ``body`` names a file of this site not being swept (else 400 ``media_not_found``)."""
-    ids = embedded_ids(body)
+    """Every media id ``body`` names names a file of this site not being swept (else 400 ``media_not_found``).
+
+    Any mention counts, not only ``media:`` embeds, as in the reference scan: a body can never name a file
+    the sweep has proven free (it would point at nothing once the bytes are gone).
+    """
+    ids = list(dict.fromkeys(MEDIA_ID.findall(body)))
     if not ids:
         return
     usable = set(tx.exec(select(Media.id).where(col(Media.id).in_(ids), Media.status != PURGING)).all())

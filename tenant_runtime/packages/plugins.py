@@ -13,6 +13,8 @@ from typing import Any
 from pydantic import Field, ValidationError
 from sqlmodel import Session
 
+from tenant_runtime.actions.webhooks import _check_events as check_webhook_events
+from tenant_runtime.actions.webhooks import _check_url as check_webhook_url
 from tenant_runtime.actions.webhooks import register_webhook, set_webhook_enabled
 from tenant_runtime.errors import PackageRejected, PressroomError
 from tenant_runtime.packages.kinds import ContentKind, PackageCheck, register_kind
@@ -47,7 +49,17 @@ def _actor(package: InstalledPackage) -> Actor:
 
 
 def validate_plugin(check: PackageCheck) -> None:
-    _contributions(dict(check.manifest.contributions))
+    """Every hook a known event and an acceptable webhook URL, before anything is written."""
+    for hook in _contributions(dict(check.manifest.contributions)).hooks:
+        try:
+            check_webhook_url(hook.url)
+            check_webhook_events((hook.event,))
+        except PressroomError as exc:
+            raise PackageRejected(
+                f"A plugin hook is not acceptable: {exc.message}",
+                details={"hook": hook.model_dump(), **exc.details},
+                code="plugin_invalid",
+            ) from None
 
 
 def install_plugin(tx: Session, ws: Workspace, package: InstalledPackage) -> None:

@@ -44,6 +44,7 @@ from tenant_runtime.workflows.parameters import (
     RunParameters,
     ScheduledPublishParameters,
     SeedExampleSiteParameters,
+    SweepMediaParameters,
     UnpublishDocumentParameters,
     WriteArticleParameters,
 )
@@ -93,6 +94,7 @@ __all__ = [
     "RunParameters",
     "ScheduledPublishParameters",
     "SeedExampleSiteParameters",
+    "SweepMediaParameters",
     "UnpublishDocumentParameters",
     "Workflow",
     "WorkflowSpec",

@@ -250,6 +250,13 @@ class InstallPackageParameters(RunParameters):
     options: dict[str, JsonValue] = Field(default_factory=dict)
 
 
+class SweepMediaParameters(RunParameters):
+    """Hard-delete files soft-deleted past retention that no kept document version references."""
+
+    batch: int = Field(500, ge=1, le=5000)  # files looked at per run at most; the rest wait for the next
+    fire_date: str | None = None  # the nightly chore's fire (YYYY-MM-DD, UTC); None when asked for
+
+
 __all__ = [
     "PLATFORM_TENANT",
     "Approval",
@@ -273,6 +280,7 @@ __all__ = [
     "RunParameters",
     "ScheduledPublishParameters",
     "SeedExampleSiteParameters",
+    "SweepMediaParameters",
     "UnpublishDocumentParameters",
     "WriteArticleParameters",
 ]

@@ -28,6 +28,7 @@ from tenant_runtime.workflows.parameters import (
     RunParameters,
     ScheduledPublishParameters,
     SeedExampleSiteParameters,
+    SweepMediaParameters,
     UnpublishDocumentParameters,
     WriteArticleParameters,
 )
@@ -159,6 +160,7 @@ WORKFLOWS: dict[Workflow, WorkflowSpec] = {
                 "persist",
                 "index",
                 "cover",
+                "approve",
                 "make_public",
             ),
         ),
@@ -190,6 +192,13 @@ WORKFLOWS: dict[Workflow, WorkflowSpec] = {
             "prune",
             steps=("spill_bodies", "prune_versions", "delete_spillover"),
         ),
+        WorkflowSpec(
+            Workflow.SWEEP_MEDIA,
+            SweepMediaParameters,
+            "media_sweep",
+            "sweep-media",
+            steps=("find_expired", "scan_references", "purge_media", "purge"),
+        ),
     )
 }
 
@@ -197,7 +206,6 @@ WORKFLOWS: dict[Workflow, WorkflowSpec] = {
 PLANNED: dict[Workflow, str] = {
     Workflow.RESTORE_VERSION: "issue 11 (restore)",
     Workflow.FAN_OUT_CHORE: "issue 11 (scheduler)",
-    Workflow.SWEEP_MEDIA: "issue 12 (media)",
     Workflow.MIGRATE_FIELD: "issue 12 (custom fields)",
 }
 

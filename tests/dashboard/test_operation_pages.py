@@ -106,3 +106,33 @@ def test_a_viewer_sees_the_operation_but_no_action(dashboard: Dashboard) -> None
     refused = viewer.post(f"/dashboard/sites/acme/operations/{operation_id}/cancel", {})
     assert "does not allow content.publish" in _flash(refused.text)
     assert [o.status for o in dashboard.operations("acme")] == ["scheduled"]
+
+
+def test_pause_resume_terminate_and_restart_from_the_operation_page(dashboard: Dashboard) -> None:
+    browser = dashboard.browser(dashboard.tenant("acme"))
+    doc_id = _create(browser, "acme")
+    _publish(browser, "acme", doc_id)
+    (operation,) = dashboard.operations("acme")
+    page_url = f"/dashboard/sites/acme/operations/{operation.id}"
+    page = browser.get(page_url)
+    assert 'data-control="pause"' in page.text and 'data-control="resume"' not in page.text
+    assert 'data-step="verify"' in page.text  # every declared step, none run yet
+
+    unconfirmed = browser.post(f"{page_url}/control", {"action": "pause", "form_key": browser.form_key})
+    assert "confirm" in _flash(unconfirmed.text)
+    paused = browser.post(f"{page_url}/control", {"action": "pause", "confirm": "yes", "form_key": browser.form_key})
+    assert "it is paused" in _flash(paused.text) and 'data-status="paused"' in paused.text
+    assert 'data-waiting="paused"' in paused.text and 'data-control="resume"' in paused.text
+
+    resumed = browser.post(f"{page_url}/control", {"action": "resume", "confirm": "yes", "form_key": browser.form_key})
+    assert 'data-status="queued"' in resumed.text
+    ended = browser.post(f"{page_url}/control", {"action": "terminate", "confirm": "yes", "form_key": browser.form_key})
+    assert 'data-status="cancelled"' in ended.text and 'data-control="restart"' in ended.text
+    assert '<option value="index_search">' in ended.text
+
+    restarted = browser.post(
+        f"{page_url}/restart", {"from_step": "index_search", "confirm": "yes", "form_key": browser.form_key}
+    )
+    assert "restarts from index_search" in _flash(restarted.text) and 'data-status="queued"' in restarted.text
+    bad = browser.post(f"{page_url}/control", {"action": "explode", "confirm": "yes", "form_key": browser.form_key})
+    assert bad.status_code == 400

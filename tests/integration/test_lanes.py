@@ -183,3 +183,39 @@ def test_the_research_lane_runs_its_own_graph_with_a_second_grounding_round(
     assert "lane:research" in run.tags
     page = pressroom.site.get(f"/{acme.slug}/what-the-paper-shows")
     assert page.status_code == 200 and "The data" in page.text
+
+
+def _decide(room: Pressroom, tenant: Tenant, operation_id: str, approved: bool) -> None:
+    response = room.api.post(
+        f"/api/tenants/{tenant.slug}/operations/{operation_id}/events",
+        json={"type": "approval", "payload": {"approved": approved}},
+        headers=tenant.headers,
+    )
+    assert response.status_code == 202, response.text
+
+
+def test_an_approval_lane_waits_then_publishes_on_approve_and_stays_draft_on_reject(
+    pressroom: Pressroom, provider: OfflineProvider
+) -> None:
+    acme = pressroom.new_tenant("acme")
+    required = pressroom.api.put(
+        f"/api/tenants/{acme.slug}/lanes/founders/approval", json={"required": True}, headers=acme.headers
+    )
+    assert required.status_code == 200 and required.json()["graph"][-2:] == ["approve", "publish"]
+    pressroom.start_worker(acme)
+
+    yes = _post_brief(pressroom, acme, brief_id="f-yes", lane="founders", title="We shipped", notes="Yes.")
+    waiting = pressroom.wait_operation(acme, yes["operation_id"], ("waiting",))
+    assert waiting["waiting"]["event_type"] == "approval"
+    assert pressroom.site.get(f"/{acme.slug}/we-shipped").status_code == 404  # a draft until approved
+    _decide(pressroom, acme, yes["operation_id"], True)
+    assert pressroom.wait_operation(acme, yes["operation_id"])["status"] == "succeeded"
+    assert pressroom.site.get(f"/{acme.slug}/we-shipped").status_code == 200
+
+    no = _post_brief(pressroom, acme, brief_id="f-no", lane="founders", title="We failed", notes="No.")
+    pressroom.wait_operation(acme, no["operation_id"], ("waiting",))
+    _decide(pressroom, acme, no["operation_id"], False)
+    rejected = pressroom.wait_operation(acme, no["operation_id"], ("failed", "dead", "succeeded"))
+    assert rejected["status"] == "failed" and rejected["error"]["code"] == "approval_rejected"
+    assert pressroom.site.get(f"/{acme.slug}/we-failed").status_code == 404
+    assert provider.calls == 2  # the resumed runs took generate from the cache

@@ -12,6 +12,7 @@ from tenant_runtime.lanes.graph import (
     check_own_graph,
     difference_from_backbone,
     digest,
+    with_approval,
 )
 
 RESEARCH = [
@@ -83,3 +84,11 @@ def test_the_digest_is_canonical_and_changes_with_the_graph() -> None:
     reordered_keys = [{"step": n["step"], "id": n["id"]} for n in backbone_graph()]
     assert digest(reordered_keys) == digest(backbone_graph())
     assert digest(RESEARCH) != digest(backbone_graph())
+
+
+def test_an_approval_step_is_a_branch_before_publish_not_a_graph_of_its_own() -> None:
+    approved = with_approval(backbone_graph(), True)
+    assert [n.id for n in check(approved)][-2:] == ["approve", "publish"]
+    assert difference_from_backbone(approved) == 0
+    assert with_approval(approved, False) == backbone_graph()
+    assert with_approval(with_approval(approved, True), True) == approved

@@ -187,3 +187,13 @@ def test_the_shipped_example_theme_verifies_and_matches_its_source() -> None:
     source = directory_files(EXAMPLE_THEME_SOURCE)
     source.pop("package.json")
     assert verified.files == source, "re-sign tenant_runtime/example_packages/magazine after changing it"
+
+
+def test_a_plugin_with_an_unacceptable_hook_is_refused_before_anything_is_written(publisher: Publisher) -> None:
+    for hook in ({"event": "after_publish", "url": "javascript:alert(1)"}, {"event": "nope", "url": "https://x.test/"}):
+        archive = publisher.archive(
+            {"README.md": b"x"}, name="notifier", version="1.0.0", kind="plugin", contributions={"hooks": [hook]}
+        )
+        with pytest.raises(PackageRejected) as caught:
+            verify_package(archive, _keys(publisher), now=utcnow())
+        assert caught.value.code == "plugin_invalid" and caught.value.details["hook"] == hook

@@ -45,6 +45,7 @@ REQUIRED_FIELDS = {
     Workflow.WRITE_ARTICLE: {"tenant", "operation_id", "brief_id", "lane", "pack_version", "graph_digest"},
     Workflow.INSTALL_PACKAGE: {"tenant", "operation_id", "name", "version"},
     Workflow.PRUNE_POLICIES: {"tenant", "operation_id"},
+    Workflow.SWEEP_MEDIA: {"tenant", "operation_id"},
 }
 
 
@@ -56,8 +57,9 @@ def test_every_name_is_built_or_planned_never_both() -> None:
     assert set(WORKFLOWS) | set(PLANNED) == set(Workflow)
     assert not set(WORKFLOWS) & set(PLANNED)
     assert {spec(w).workflow for w in WORKFLOWS} == set(WORKFLOWS)
-    with pytest.raises(KeyError):
-        spec(Workflow.SWEEP_MEDIA)
+    for planned in PLANNED:
+        with pytest.raises(KeyError):
+            spec(planned)
 
 
 @pytest.mark.parametrize("workflow", sorted(WORKFLOWS))
@@ -127,7 +129,7 @@ def test_runs_and_records_from_before_the_contract_still_decode() -> None:
         ),
         (Workflow.PUBLISH_BATCH, {"params": {"tenant": "acme", "operation_id": "bat_1", "members": []}}),
         (Workflow.EXPORT_BACKUP, {"params": {"tenant": "acme", "operation_id": "op_1"}}),
-        (Workflow.SWEEP_MEDIA, {"params": {"tenant": "acme", "operation_id": "op_1"}}),
+        (Workflow.SWEEP_MEDIA, {"params": {"tenant": "acme", "operation_id": "op_1", "batch": 0}}),
         ("no_such_flow", {"params": {}}),
     ],
 )
