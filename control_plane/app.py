@@ -14,7 +14,7 @@ from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components
 
-from control_plane.backups.controllers import BackupController, ImportController
+from control_plane.backups.controllers import BackupController, ImportController, RestoreController
 from control_plane.container import Services
 from control_plane.dashboard import build_dashboard
 from control_plane.documents.controllers import DocumentController
@@ -52,6 +52,7 @@ CONTROLLERS = (
     PlatformKeyController,
     ImportController,
     RetentionController,
+    RestoreController,
 )
 
 

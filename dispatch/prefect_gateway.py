@@ -15,7 +15,7 @@ from uuid import UUID, uuid4
 
 import httpx
 from prefect.client.orchestration import PrefectClient
-from prefect.client.schemas.actions import WorkPoolCreate
+from prefect.client.schemas.actions import DeploymentScheduleCreate, WorkPoolCreate
 from prefect.client.schemas.filters import (
     FlowRunFilter,
     FlowRunFilterEndTime,
@@ -32,6 +32,7 @@ from prefect.client.schemas.filters import (
 )
 from prefect.client.schemas.objects import FlowRun, StateType
 from prefect.client.schemas.responses import SetStateStatus
+from prefect.client.schemas.schedules import CronSchedule
 from prefect.client.schemas.sorting import FlowRunSort
 from prefect.exceptions import ObjectAlreadyExists, ObjectNotFound
 from prefect.states import Cancelled, Cancelling, Completed, Failed, Pending, Scheduled, State, Suspended
@@ -50,8 +51,9 @@ from dispatch.prefect_port import (
 )
 from dispatch.settings import DispatchSettings
 from flows import FLOWS
+from tenant_runtime.chores import CHORES
 from tenant_runtime.ids import utcnow
-from tenant_runtime.workflows import Workflow
+from tenant_runtime.workflows import FanOutChoreParameters, Workflow, run_parameters
 
 DEPLOYMENT_NAME = "pressroom"
 _PAGE = 200
@@ -172,7 +174,30 @@ class PrefectGateway:
                 )
                 self._deployments[workflow] = deployment_id
                 self._workflow_by_deployment[deployment_id] = workflow
+                if workflow == Workflow.FAN_OUT_CHORE:
+                    for chore_id in await self._chore_deployments(client, flow_id, flow.fn):
+                        self._workflow_by_deployment[chore_id] = workflow
             return self._deployments
+
+    async def _chore_deployments(self, client: PrefectClient, flow_id: UUID, fn: Any) -> list[UUID]:
+        """One platform deployment per nightly chore, named after it, with its cron schedule in UTC: its
+        runs fan the chore out into every tenant's outbox (``flows/fan_out_chore.py``)."""
+        ids = []
+        for chore in CHORES.values():
+            ids.append(
+                await client.create_deployment(
+                    flow_id=flow_id,
+                    name=chore.name,
+                    work_pool_name=self.settings.work_pool,
+                    work_queue_name=self.settings.platform_queue,
+                    entrypoint=f"{fn.__module__.replace('.', '/')}.py:{fn.__name__}",
+                    parameters=run_parameters(FanOutChoreParameters(chore=chore.name)),
+                    schedules=[DeploymentScheduleCreate(schedule=CronSchedule(cron=chore.cron, timezone="UTC"))],
+                    enforce_parameter_schema=False,
+                    description=f"Nightly {chore.name}: one date-keyed operation into each tenant's outbox",
+                )
+            )
+        return ids
 
     async def workflow_of(self, deployment_id: UUID | None) -> Workflow | None:
         """Which Pressroom workflow a run's deployment is (None: not one of ours)."""

@@ -5,12 +5,14 @@ from typing import Any
 from prefect import Flow
 
 from flows.export_backup import export_backup
+from flows.fan_out_chore import fan_out_chore
 from flows.import_content import import_content
 from flows.install_package import install_package
 from flows.lanes.write_article import write_article
 from flows.prune_policies import prune_policies
 from flows.publish import deliver_release, publish_batch, publish_document, scheduled_publish
 from flows.rebuild_search_index import rebuild_search_index
+from flows.restore_version import restore_version
 from flows.seed_example_site import seed_example_site
 from flows.sweep_media import sweep_media
 from flows.unpublish_document import unpublish_document
@@ -30,6 +32,8 @@ FLOWS: dict[Workflow, Flow[Any, Any]] = {
     Workflow.IMPORT_CONTENT: import_content,
     Workflow.PRUNE_POLICIES: prune_policies,
     Workflow.SWEEP_MEDIA: sweep_media,
+    Workflow.RESTORE_VERSION: restore_version,
+    Workflow.FAN_OUT_CHORE: fan_out_chore,
 }
 
 __all__ = ["FLOWS"]

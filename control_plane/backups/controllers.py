@@ -7,7 +7,7 @@ from typing import Any
 from litestar import Controller, Response, get, post
 
 from control_plane.auth import Principal
-from control_plane.backups.schemas import BackupOut, BackupRequest, ImportRequest
+from control_plane.backups.schemas import BackupOut, BackupRequest, ImportRequest, RestoreRequest, UndoRequest
 from control_plane.container import Services
 from control_plane.http.params import IdempotencyKey, Limit, Offset
 from control_plane.http.responses import respond
@@ -76,4 +76,40 @@ class ImportController(Controller):
         )
 
 
-__all__ = ["BackupController", "ImportController"]
+class RestoreController(Controller):
+    path = "/api/tenants/{tenant:str}/restores"
+    tags = ("backups",)
+
+    @post("/", sync_to_thread=True, status_code=200)
+    def restore(
+        self,
+        tenant: str,
+        data: RestoreRequest,
+        principal: Principal,
+        services: Services,
+        idempotency_key: IdempotencyKey = None,
+    ) -> Response[Any]:
+        """Put the site back to ``at``: ``dry_run`` (the default) answers 200 with the changes (before → after);
+        ``"dry_run": false, "confirm": true`` takes a snapshot of now, then restores (202)."""
+        if data.dry_run:
+            return Response(services.backups.plan_restore(principal, tenant, data.at))
+        return respond(
+            services.backups.restore(principal, tenant, data.at, confirm=data.confirm, idempotency_key=idempotency_key)
+        )
+
+    @post("/undo", sync_to_thread=True, status_code=202)
+    def undo(
+        self,
+        tenant: str,
+        data: UndoRequest,
+        principal: Principal,
+        services: Services,
+        idempotency_key: IdempotencyKey = None,
+    ) -> Response[dict[str, Any]]:
+        """Undo the last restore: import the snapshot it took first (the site comes back byte-identical)."""
+        return respond(
+            services.backups.undo_restore(principal, tenant, confirm=data.confirm, idempotency_key=idempotency_key)
+        )
+
+
+__all__ = ["BackupController", "ImportController", "RestoreController"]

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated
 
 import msgspec
 from msgspec import Meta
 
-from dispatch.runtime.backups import BackupOut
+from dispatch.runtime.backups import BackupOut, RestorePlanOut
 
 
 class BackupRequest(msgspec.Struct, forbid_unknown_fields=True):
@@ -24,4 +25,22 @@ class ImportRequest(msgspec.Struct, forbid_unknown_fields=True):
     confirm: bool = False
 
 
-__all__ = ["BackupOut", "BackupRef", "BackupRequest", "ImportRequest"]
+class RestoreRequest(msgspec.Struct, forbid_unknown_fields=True):
+    at: datetime  # with an offset
+    dry_run: bool = True
+    confirm: bool = False
+
+
+class UndoRequest(msgspec.Struct, forbid_unknown_fields=True):
+    confirm: bool = False
+
+
+__all__ = [
+    "BackupOut",
+    "BackupRef",
+    "BackupRequest",
+    "ImportRequest",
+    "RestorePlanOut",
+    "RestoreRequest",
+    "UndoRequest",
+]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from control_plane.auth import Principal
 from control_plane.commands import Command, CommandGate
 from dispatch.runtime import CommandResult, RuntimeClient
@@ -9,9 +11,13 @@ from dispatch.runtime.backups import (
     BackupOut,
     GetBackup,
     ListBackups,
+    PlanRestore,
     RequestBackup,
     RequestImport,
+    RequestRestore,
+    RestorePlanOut,
     ShareBackup,
+    UndoRestore,
 )
 from tenant_runtime.errors import ConfirmationRequired, NotFound
 
@@ -76,6 +82,40 @@ class BackupService:
                 message,
                 confirm=confirm,
                 idempotency_key=idempotency_key,
+            ),
+        )
+
+    def plan_restore(self, principal: Principal, tenant: str, at: datetime) -> RestorePlanOut:
+        """The dry run: what a restore to ``at`` would change (site.admin); nothing is written."""
+        actor = self.gate.reader(principal, tenant)
+        principal.tenant_actor(tenant).require("site.admin")
+        result: RestorePlanOut = self.runtime.transport.query(tenant, actor, PlanRestore(at=at))
+        return result
+
+    def restore(
+        self, principal: Principal, tenant: str, at: datetime, *, confirm: bool, idempotency_key: str | None = None
+    ) -> CommandResult:
+        """Put the site back to ``at``; its snapshot (a backup) is taken first, so the restore can be undone."""
+        return self.gate.execute(
+            principal,
+            Command(
+                tenant,
+                "site.admin",
+                "restores.request",
+                RequestRestore(at=at),
+                confirm=confirm,
+                idempotency_key=idempotency_key,
+            ),
+        )
+
+    def undo_restore(
+        self, principal: Principal, tenant: str, *, confirm: bool, idempotency_key: str | None = None
+    ) -> CommandResult:
+        """Import the snapshot the last restore took: the site as it was before it."""
+        return self.gate.execute(
+            principal,
+            Command(
+                tenant, "site.admin", "restores.undo", UndoRestore(), confirm=confirm, idempotency_key=idempotency_key
             ),
         )
 

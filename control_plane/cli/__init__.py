@@ -5,7 +5,7 @@ servers.py     up, serve, site, worker, migrate
 tenants.py     tenants list|create, operator-token (audited operator writes)
 operations.py  operations list|retry, runs describe
 versions.py    revisions list|diff|restore, retention show|set|prune
-backups.py     backups create|list|import (a site's backups, imports and restores)
+backups.py     backups create|list|import|restore|undo-restore|health
 lanes.py       briefs submit|show, lanes list|pack|edit-pack|install|budget|costs
 packages.py    packages keygen|sign|install|list|rollback|uninstall, packages keys …
 media.py       media list|policy|sweep

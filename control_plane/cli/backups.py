@@ -7,6 +7,7 @@ the CLI's operator principal.
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Annotated
 
 import msgspec
@@ -16,6 +17,7 @@ from rich.table import Table
 
 from control_plane.cli.common import CLI_OPERATOR, app, services
 from control_plane.cli.operations import follow
+from dispatch.runtime.backups import GetBackupHealth
 
 backups_app = typer.Typer(help="Backups, imports and restores of a site.", no_args_is_help=True)
 app.add_typer(backups_app, name="backups")
@@ -84,3 +86,49 @@ def import_backup(
         statuses = follow(room, tenant, [result.body["operation_id"]], timeout)
         if set(statuses.values()) != {"succeeded"}:
             raise typer.Exit(1)
+
+
+@backups_app.command("restore")
+def restore(
+    tenant: str,
+    at: Annotated[datetime, typer.Argument(help="ISO 8601 with an offset, e.g. 2026-12-01T09:00:00+00:00")],
+    apply: Annotated[bool, typer.Option("--apply", help="Restore (default: the dry run only).")] = False,
+    wait: Annotated[bool, typer.Option(help="Follow it to the end.")] = True,
+    timeout: Annotated[float, typer.Option()] = 600,
+) -> None:
+    """Show what a restore of TENANT to AT changes; with --apply, snapshot now and restore."""
+    room = services()
+    if not apply:
+        plan = room.backups.plan_restore(CLI_OPERATOR, tenant, at)
+        typer.echo(json.dumps(msgspec.to_builtins(plan), indent=2))
+        return
+    result = room.backups.restore(CLI_OPERATOR, tenant, at, confirm=True)
+    room.handoff.flush()
+    console.print(
+        f"restore of {tenant}: operation {result.body['operation_id']}, snapshot {result.body['snapshot_id']}"
+    )
+    if wait and set(follow(room, tenant, [result.body["operation_id"]], timeout).values()) != {"succeeded"}:
+        raise typer.Exit(1)
+
+
+@backups_app.command("undo-restore")
+def undo_restore(
+    tenant: str,
+    wait: Annotated[bool, typer.Option(help="Follow it to the end.")] = True,
+    timeout: Annotated[float, typer.Option()] = 600,
+) -> None:
+    """Import the snapshot TENANT's last restore took."""
+    room = services()
+    result = room.backups.undo_restore(CLI_OPERATOR, tenant, confirm=True)
+    room.handoff.flush()
+    console.print(f"undo of {result.body['undo_of']}: operation {result.body['operation_id']}")
+    if wait and set(follow(room, tenant, [result.body["operation_id"]], timeout).values()) != {"succeeded"}:
+        raise typer.Exit(1)
+
+
+@backups_app.command("health")
+def health(tenant: str) -> None:
+    """The last good backup's age (alarm over 26 h) and the nightly chores' lateness of TENANT."""
+    room = services()
+    answer = room.runtime.query(tenant, CLI_OPERATOR.actor_ref(tenant), GetBackupHealth())
+    typer.echo(json.dumps(msgspec.to_builtins(answer), indent=2, default=str))

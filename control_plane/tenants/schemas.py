@@ -79,6 +79,8 @@ class TenantOut(msgspec.Struct):
     shard: str | None = None  # the shard whose runtime holds the tenant
     moving_to: str | None = None  # set while an operator moves it
     retention: RetentionOut | None = None
+    # Last good backup, its age and alarm (over 26 h), nightly chores' lateness (dispatch.runtime.backups).
+    backups: dict[str, Any] | None = None
 
 
 class TenantMove(msgspec.Struct, forbid_unknown_fields=True):

@@ -7,6 +7,7 @@ import builtins
 from collections.abc import Callable, Mapping
 from datetime import datetime
 
+import msgspec
 import structlog
 from sqlalchemy import Engine
 from sqlalchemy.exc import IntegrityError
@@ -21,6 +22,7 @@ from dispatch.prefect_port import PrefectPort, PrefectUnavailable
 from dispatch.retention import PruneReport, RetentionOverride, prune_finished_runs
 from dispatch.runtime import RuntimeClient
 from dispatch.runtime import messages as m
+from dispatch.runtime.backups import GetBackupHealth
 from dispatch.settings import DispatchSettings
 from tenant_runtime.errors import AlreadyExists, BadRequest, NotFound, Unavailable
 from tenant_runtime.ids import as_utc, utcnow
@@ -112,6 +114,8 @@ class TenantService:
         out.moving_to = moving_to
         figures = await asyncio.to_thread(self.runtime.figures, slug, operator.actor_ref(slug))
         out.queue_depth = figures.unfinished_operations
+        health = await asyncio.to_thread(self.runtime.query, slug, operator.actor_ref(slug), GetBackupHealth())
+        out.backups = msgspec.to_builtins(health)
         try:
             late, late_by = await asyncio.wait_for(self.prefect.late_runs(slug), timeout=PREFECT_TIMEOUT)
             out.late_runs, out.late_by_seconds, out.prefect = late, late_by, "ok"

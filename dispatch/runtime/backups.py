@@ -9,6 +9,7 @@ process unchanged.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 import msgspec
 from sqlmodel import Session
@@ -17,10 +18,12 @@ from dispatch.runtime.changes import accepted
 from dispatch.runtime.handlers import Effect, command, query
 from dispatch.runtime.messages import Message
 from dispatch.settings import DispatchSettings
+from tenant_runtime import chores
 from tenant_runtime.actions import backups
 from tenant_runtime.errors import BadRequest
-from tenant_runtime.ids import as_utc
+from tenant_runtime.ids import as_utc, utcnow
 from tenant_runtime.lifecycle.catalog import BackupView, backup_view, good_backup, list_backups
+from tenant_runtime.lifecycle.restore import plan_restore
 from tenant_runtime.workspace import Actor, Workspace
 
 # --- requests -------------------------------------------------------------------------------------
@@ -53,6 +56,26 @@ class RequestImport(Message, frozen=True):
     source_tenant: str
     backup_id: str
     manifest_sha256: str | None = None
+
+
+class PlanRestore(Message, frozen=True):
+    """The dry run of a restore to ``at``: what would change, entity by entity; writes nothing."""
+
+    at: datetime
+
+
+class RequestRestore(Message, frozen=True):
+    """Put the site back to ``at`` (after a snapshot of now)."""
+
+    at: datetime
+
+
+class UndoRestore(Message, frozen=True):
+    """Import the snapshot the last restore took."""
+
+
+class GetBackupHealth(Message, frozen=True):
+    """The tenant's nightly chores (last fire, lateness, next fire) and its last good backup's age."""
 
 
 # --- views ----------------------------------------------------------------------------------------
@@ -93,6 +116,24 @@ def backup_out(view: BackupView) -> BackupOut:
     )
 
 
+class RestorePlanOut(msgspec.Struct):
+    """What a restore to ``at`` changes: per entity its state before → after."""
+
+    at: datetime
+    changes: list[dict[str, Any]]
+
+
+class BackupHealthOut(msgspec.Struct):
+    """What operators see of a tenant's backups: the last good one, its age, the alarm (over 26 h), lateness."""
+
+    last_good_backup: dict[str, Any] | None
+    last_good_backup_age_seconds: float | None
+    alarm: bool
+    alarm_after_seconds: float
+    lateness_seconds: float
+    chores: dict[str, Any]
+
+
 # --- handlers -------------------------------------------------------------------------------------
 
 
@@ -131,4 +172,41 @@ def _import(tx: Session, ws: Workspace, actor: Actor, c: RequestImport) -> Effec
     return accepted(ws, operation, backup={"tenant": c.source_tenant, "id": c.backup_id, "manifest_sha256": digest})
 
 
-__all__ = ["BackupOut", "GetBackup", "ListBackups", "RequestBackup", "RequestImport", "ShareBackup", "backup_out"]
+@query(GetBackupHealth)
+def _health(tx: Session, ws: Workspace, q: GetBackupHealth, _dispatch: DispatchSettings) -> BackupHealthOut:
+    return BackupHealthOut(**chores.health(tx, ws.tenant, utcnow()))
+
+
+@query(PlanRestore)
+def _plan(tx: Session, ws: Workspace, q: PlanRestore, _dispatch: DispatchSettings) -> RestorePlanOut:
+    plan = plan_restore(tx, q.at, ws.store)
+    return RestorePlanOut(at=plan.at, changes=plan.changes)
+
+
+@command(RequestRestore)
+def _restore(tx: Session, ws: Workspace, actor: Actor, c: RequestRestore) -> Effect:
+    operation, snapshot = backups.request_restore(tx, ws.tenant, actor, c.at)
+    return accepted(ws, operation, snapshot_id=snapshot.id, at=as_utc(c.at).isoformat())
+
+
+@command(UndoRestore)
+def _undo(tx: Session, ws: Workspace, actor: Actor, c: UndoRestore) -> Effect:
+    operation = backups.undo_last_restore(tx, ws.tenant, actor)
+    return accepted(ws, operation, undo_of=operation.parameters.get("undo_of"))
+
+
+__all__ = [
+    "BackupHealthOut",
+    "BackupOut",
+    "GetBackup",
+    "GetBackupHealth",
+    "ListBackups",
+    "PlanRestore",
+    "RequestBackup",
+    "RequestImport",
+    "RequestRestore",
+    "RestorePlanOut",
+    "ShareBackup",
+    "UndoRestore",
+    "backup_out",
+]

@@ -28,6 +28,8 @@ from tenant_runtime.actions.publishing import bump_generation
 from tenant_runtime.actions.site_resources import RESOURCES, get_resource, resource_content
 from tenant_runtime.errors import BadRequest, NotFound
 from tenant_runtime.ids import as_utc, utcnow
+from tenant_runtime.storage import ObjectStore
+from tenant_runtime.versions.bodies import revision_body
 from tenant_runtime.workspace import AuditEntry, Document, EntityHistory, Revision, SiteResourceRevision, SiteState
 from tenant_runtime.workspace.history import HISTORY_START, format_time, parse_time
 
@@ -71,8 +73,10 @@ def check_point(tx: Session, at: datetime) -> datetime:
 Content = tuple[str, str, str, str]  # slug, title, body, kind
 
 
-def _content(revision: Revision) -> Content:
-    return (revision.slug, revision.title, revision.body, revision.kind)
+def _content(revision: Revision, store: ObjectStore | None) -> Content:
+    # A cold version's large body may have been spilled into the store (tenant_runtime.versions.bodies).
+    body = revision_body(store, revision) if store is not None else revision.body
+    return (revision.slug, revision.title, body, revision.kind)
 
 
 @dataclass
@@ -104,6 +108,7 @@ class Plan:
     documents: list[DocumentPlan] = field(default_factory=list)
     resources: list[ResourcePlan] = field(default_factory=list)
     site: tuple[str, str] | None = None  # title, timezone
+    store: ObjectStore | None = None  # where spilled version bodies are read from
 
 
 def _states(tx: Session, at: datetime) -> dict[tuple[str, str], dict[str, Any]]:
@@ -132,11 +137,11 @@ def _view(
     }
 
 
-def plan_restore(tx: Session, at: datetime) -> Plan:
+def plan_restore(tx: Session, at: datetime, store: ObjectStore | None = None) -> Plan:
     """What putting the site back to T changes, entity by entity (before → after); writes nothing."""
     at = check_point(tx, at)
     states = _states(tx, at)
-    plan = Plan(at=at)
+    plan = Plan(at=at, store=store)
     wanted_slugs: set[str] = set()
     absent: list[Document] = []
     for document in tx.exec(select(Document).order_by(col(Document.created_at), col(Document.id))):
@@ -165,14 +170,14 @@ def plan_restore(tx: Session, at: datetime) -> Plan:
     return plan
 
 
-def _current(tx: Session, document: Document) -> tuple[Content, Content | None]:
+def _current(tx: Session, plan: Plan, document: Document) -> tuple[Content, Content | None]:
     draft = (document.slug, document.title, document.body, document.kind)
     published = _revision(tx, document.id, document.published_version) if document.status == "published" else None
-    return draft, (_content(published) if published else None)
+    return draft, (_content(published, plan.store) if published else None)
 
 
 def _plan_document(tx: Session, plan: Plan, document: Document, state: dict[str, Any]) -> None:
-    draft_now, published_now = _current(tx, document)
+    draft_now, published_now = _current(tx, plan, document)
     draft_rev = _revision(tx, document.id, int(state["version"]))
     published_rev = _revision(tx, document.id, state["published_version"]) if state["status"] == "published" else None
     if draft_rev is None or (state["status"] == "published" and published_rev is None):
@@ -181,8 +186,8 @@ def _plan_document(tx: Session, plan: Plan, document: Document, state: dict[str,
             details={"document_id": document.id, "version": state["version"]},
             code="restore_point_unavailable",
         )
-    draft_then = _content(draft_rev)
-    published_then = _content(published_rev) if published_rev else None
+    draft_then = _content(draft_rev, plan.store)
+    published_then = _content(published_rev, plan.store) if published_rev else None
     if (draft_then, published_then) == (draft_now, published_now):
         return
     plan.documents.append(
@@ -209,7 +214,7 @@ def _plan_document(tx: Session, plan: Plan, document: Document, state: dict[str,
 
 def _plan_absent(tx: Session, plan: Plan, document: Document, wanted: set[str]) -> None:
     """A document created after T: off the site, kept as a draft (moved aside if its slug is needed)."""
-    draft_now, published_now = _current(tx, document)
+    draft_now, published_now = _current(tx, plan, document)
     rename = None
     if document.slug in wanted:
         n = 2
@@ -278,12 +283,14 @@ class Applied:
         return -(-max(len(self.items), len(self.withdrawals)) // DELIVERY_BATCH)
 
 
-def apply_restore(tx: Session, actor: str, operation_id: str, at: datetime, snapshot_id: str) -> Applied:
+def apply_restore(
+    tx: Session, actor: str, operation_id: str, at: datetime, snapshot_id: str, store: ObjectStore | None = None
+) -> Applied:
     """Apply the plan in this transaction (once per operation: a rerun returns what the first one did)."""
     done = recorded(tx, operation_id)
     if done is not None:
         return done
-    plan = plan_restore(tx, at)
+    plan = plan_restore(tx, at, store)
     # Slugs are unique: every document whose slug changes moves to one of its own first.
     for p in plan.documents:
         if p.draft[0] != p.document.slug:

@@ -19,12 +19,14 @@ from tenant_runtime.workflows.names import Workflow
 from tenant_runtime.workflows.parameters import (
     DeliverReleaseParameters,
     ExportBackupParameters,
+    FanOutChoreParameters,
     ImportContentParameters,
     InstallPackageParameters,
     PrunePoliciesParameters,
     PublishBatchParameters,
     PublishDocumentParameters,
     RebuildSearchIndexParameters,
+    RestoreVersionParameters,
     RunParameters,
     ScheduledPublishParameters,
     SeedExampleSiteParameters,
@@ -199,13 +201,38 @@ WORKFLOWS: dict[Workflow, WorkflowSpec] = {
             "sweep-media",
             steps=("find_expired", "scan_references", "purge_media", "purge"),
         ),
+        WorkflowSpec(
+            Workflow.RESTORE_VERSION,
+            RestoreVersionParameters,
+            "restore",
+            "restore",
+            refreshes_aggregates=True,
+            steps=(
+                "take_snapshot",
+                "dump_tables",
+                "freeze_objects",
+                "copy_objects",
+                "write_manifest",
+                "finish_backup",
+                "apply_restore",
+                *DELIVERY_STEPS[:4],
+                *WITHDRAWAL_STEPS,
+                "notify_plugins",
+            ),
+        ),
+        WorkflowSpec(
+            Workflow.FAN_OUT_CHORE,
+            FanOutChoreParameters,
+            "chore",
+            "chore",
+            platform=True,
+            steps=("list_tenants", "fan_out"),
+        ),
     )
 }
 
 # Named in DESIGN.md, built by the open issues: no model, flow or deployment until then.
 PLANNED: dict[Workflow, str] = {
-    Workflow.RESTORE_VERSION: "issue 11 (restore)",
-    Workflow.FAN_OUT_CHORE: "issue 11 (scheduler)",
     Workflow.MIGRATE_FIELD: "issue 12 (custom fields)",
 }
 

@@ -103,3 +103,18 @@ def test_bad_audit_filters_are_400s(ops: Ops) -> None:
 def _operator_token_id(ops: Ops) -> str:
     services: Services = ops.api.app.state.services
     return services.tokens.resolve(OPERATOR["Authorization"]).token_id
+
+
+def test_a_tenants_detail_shows_its_last_good_backup_age_alarm_and_chore_lateness(ops: Ops) -> None:
+    owner = _member(ops, "backed")
+    detail = ops.api.get("/ops/tenants/backed", headers=OPERATOR)
+    assert detail.status_code == 200, detail.text
+    backups = detail.json()["backups"]
+    assert backups["last_good_backup"] is None and backups["alarm"] is False  # a new site: nothing due yet
+    assert backups["alarm_after_seconds"] == 26 * 3600
+    assert backups["chores"]["export_backup"]["cron"] == "0 3 * * *"
+    # The owner's own backup shows in the list at once (its run is the relay's; here Prefect is a twin).
+    queued = ops.api.post("/api/tenants/backed/backups", json={"confirm": True}, headers=owner)
+    assert queued.status_code == 202, queued.text
+    listed = ops.api.get("/api/tenants/backed/backups", headers=owner).json()
+    assert [b["id"] for b in listed] == [queued.json()["backup_id"]] and listed[0]["status"] == "queued"

@@ -6,6 +6,7 @@ import asyncio
 import hashlib
 import json
 import secrets
+from datetime import UTC, datetime
 
 import pytest
 from prefect.client.orchestration import get_client
@@ -155,3 +156,48 @@ def test_backup_then_import_gives_back_every_public_url_byte_identical_and_clone
     assert cloned["/about"] == before["/about"].replace(acme.slug.encode(), globex.slug.encode())
     assert all(acme.slug.encode() not in page for page in cloned.values())
     assert not [k for k in pressroom.store.list(f"tenants/{globex.slug}/") if acme.slug in k]
+
+
+def test_restore_to_t_shows_its_dry_run_republishes_the_site_of_t_and_undo_brings_it_back(
+    pressroom: Pressroom,
+) -> None:
+    acme = pressroom.new_tenant("acme")
+    pressroom.start_worker(acme)
+    api = f"/api/tenants/{acme.slug}"
+    about = pressroom.create_document(acme, "about", kind="page", body="The first words")
+    pressroom.wait_operation(acme, pressroom.publish(acme, about["id"])["operation_id"])
+    at = datetime.now(UTC).isoformat()
+    edit = pressroom.api.put(
+        f"{api}/documents/{about['id']}", json={"body": "The second words", "version": 1}, headers=acme.headers
+    )
+    assert edit.status_code == 200, edit.text
+    pressroom.wait_operation(acme, pressroom.publish(acme, about["id"])["operation_id"])
+    before = pressroom.site.get(f"/{acme.slug}/about").content
+    assert b"second words" in before
+
+    dry = pressroom.api.post(f"{api}/restores", json={"at": at}, headers=acme.headers)
+    assert dry.status_code == 200, dry.text
+    [change] = dry.json()["changes"]
+    assert change["id"] == about["id"] and change["before"]["version"] == 2 and change["after"]["version"] == 1
+    unconfirmed = pressroom.api.post(f"{api}/restores", json={"at": at, "dry_run": False}, headers=acme.headers)
+    assert unconfirmed.status_code == 400
+    naive = pressroom.api.post(f"{api}/restores", json={"at": "2026-01-01T00:00:00"}, headers=acme.headers)
+    assert naive.status_code == 400 and naive.json()["error"]["details"]["field"] == "at"
+
+    restored = pressroom.api.post(
+        f"{api}/restores", json={"at": at, "dry_run": False, "confirm": True}, headers=acme.headers
+    )
+    assert restored.status_code == 202, restored.text
+    assert pressroom.wait_operation(acme, restored.json()["operation_id"])["status"] == "succeeded"
+    assert b"first words" in pressroom.site.get(f"/{acme.slug}/about").content
+    snapshot = next(
+        b for b in pressroom.api.get(f"{api}/backups", headers=acme.headers).json() if b["reason"] == "restore"
+    )
+    assert snapshot["id"] == restored.json()["snapshot_id"] and snapshot["status"] == "succeeded"
+
+    undo = pressroom.api.post(f"{api}/restores/undo", json={"confirm": True}, headers=acme.headers)
+    assert undo.status_code == 202, undo.text
+    assert pressroom.wait_operation(acme, undo.json()["operation_id"])["status"] == "succeeded"
+    assert pressroom.site.get(f"/{acme.slug}/about").content == before
+    again = pressroom.api.post(f"{api}/restores/undo", json={"confirm": True}, headers=acme.headers)
+    assert again.status_code == 409 and again.json()["error"]["code"] == "already_undone"
