@@ -18,6 +18,7 @@ from control_plane.backups.controllers import BackupController, ImportController
 from control_plane.container import Services
 from control_plane.dashboard import build_dashboard
 from control_plane.documents.controllers import DocumentController
+from control_plane.fields.controllers import FieldController
 from control_plane.http.dependencies import provide_principal, provide_services
 from control_plane.http.errors import EXCEPTION_HANDLERS, SECURITY_SCHEMES, document_errors
 from control_plane.http.guards import decode_strictly, require_json_body, takes_multipart
@@ -53,6 +54,7 @@ CONTROLLERS = (
     ImportController,
     RetentionController,
     RestoreController,
+    FieldController,
 )
 
 

@@ -12,6 +12,7 @@ from control_plane.backups.services import BackupService
 from control_plane.commands import CommandGate
 from control_plane.db.engine import make_engine, upgrade
 from control_plane.documents.services import DocumentService
+from control_plane.fields.services import FieldService
 from control_plane.lanes.services import LaneService
 from control_plane.media.services import MediaService
 from control_plane.operations.services import OperationService
@@ -57,6 +58,7 @@ class Services:
     packages: PackageService
     platform_keys: PlatformKeyService
     retention: RetentionService
+    fields: FieldService
 
     @classmethod
     def build(
@@ -135,6 +137,7 @@ class Services:
             packages=PackageService(gate, runtime),
             platform_keys=PlatformKeyService(engine, PlatformKeyring.under(settings.runtime.data_dir)),
             retention=RetentionService(gate, runtime),
+            fields=FieldService(gate, runtime),
         )
 
     async def close(self) -> None:

@@ -9,6 +9,7 @@ from flows.fan_out_chore import fan_out_chore
 from flows.import_content import import_content
 from flows.install_package import install_package
 from flows.lanes.write_article import write_article
+from flows.migrate_field import migrate_field
 from flows.prune_policies import prune_policies
 from flows.publish import deliver_release, publish_batch, publish_document, scheduled_publish
 from flows.rebuild_search_index import rebuild_search_index
@@ -34,6 +35,7 @@ FLOWS: dict[Workflow, Flow[Any, Any]] = {
     Workflow.SWEEP_MEDIA: sweep_media,
     Workflow.RESTORE_VERSION: restore_version,
     Workflow.FAN_OUT_CHORE: fan_out_chore,
+    Workflow.MIGRATE_FIELD: migrate_field,
 }
 
 __all__ = ["FLOWS"]

@@ -5,6 +5,7 @@ servers.py     up, serve, site, worker, migrate
 tenants.py     tenants list|create, operator-token (audited operator writes)
 operations.py  operations list|retry, runs describe
 versions.py    revisions list|diff|restore, retention show|set|prune
+fields.py      fields list|migrate (with a progress bar)
 backups.py     backups create|list|import|restore|undo-restore|health
 lanes.py       briefs submit|show, lanes list|pack|edit-pack|install|budget|costs
 packages.py    packages keygen|sign|install|list|rollback|uninstall, packages keys …
@@ -17,6 +18,7 @@ import os
 
 from control_plane.cli import (  # noqa: F401  (they register their commands)
     backups,
+    fields,
     lanes,
     media,
     operations,

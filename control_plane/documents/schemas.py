@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
@@ -18,6 +18,7 @@ class DocumentCreate(msgspec.Struct, forbid_unknown_fields=True):
     title: Title
     body: Body = ""
     kind: DocumentKind = "page"
+    fields: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         reject_control("title", self.title)
@@ -29,6 +30,7 @@ class DocumentUpdate(msgspec.Struct, forbid_unknown_fields=True):
     title: Title | None = None
     body: Body | None = None
     kind: DocumentKind | None = None
+    fields: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         reject_control("title", self.title)

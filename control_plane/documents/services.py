@@ -56,7 +56,7 @@ class DocumentService:
         self, principal: Principal, tenant: str, data: DocumentCreate, *, idempotency_key: str | None = None
     ) -> CommandResult:
         """A new draft at version 1."""
-        message = m.CreateDocument(slug=data.slug, title=data.title, body=data.body, kind=data.kind)
+        message = m.CreateDocument(slug=data.slug, title=data.title, body=data.body, kind=data.kind, fields=data.fields)
         return self.gate.execute(
             principal, Command(tenant, "content.edit", "documents.create", message, idempotency_key=idempotency_key)
         )
@@ -78,6 +78,7 @@ class DocumentService:
             title=data.title,
             body=data.body,
             kind=data.kind,
+            fields=data.fields,
         )
         return self.gate.execute(
             principal,

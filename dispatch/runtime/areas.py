@@ -4,6 +4,7 @@ from dispatch.runtime import (
     backups,
     browse,
     changes,
+    fields,
     lanes,
     media,
     packages,
@@ -14,6 +15,6 @@ from dispatch.runtime import (
 )
 from dispatch.runtime.handlers import CHANGES, READS
 
-AREAS = (reads, changes, versions, backups, browse, lanes, media, packages, retention, run_control)
+AREAS = (reads, changes, versions, backups, browse, lanes, media, packages, retention, run_control, fields)
 
 __all__ = ["AREAS", "CHANGES", "READS"]

@@ -34,14 +34,24 @@ def accepted(ws: Workspace, operation: Operation, document: Document | None = No
 
 @command(m.CreateDocument)
 def _create_document(tx: Session, ws: Workspace, actor: Actor, c: m.CreateDocument) -> Effect:
-    document = documents.create_document(tx, actor, slug=c.slug, title=c.title, body=c.body, kind=c.kind)
+    document = documents.create_document(
+        tx, actor, slug=c.slug, title=c.title, body=c.body, kind=c.kind, fields=c.fields
+    )
     return Effect(201, msgspec.to_builtins(document_out(ws, document)))
 
 
 @command(m.UpdateDocument)
 def _update_document(tx: Session, ws: Workspace, actor: Actor, c: m.UpdateDocument) -> Effect:
     document = documents.update_document(
-        tx, actor, c.document_id, expected_version=c.version, slug=c.slug, title=c.title, body=c.body, kind=c.kind
+        tx,
+        actor,
+        c.document_id,
+        expected_version=c.version,
+        slug=c.slug,
+        title=c.title,
+        body=c.body,
+        kind=c.kind,
+        fields=c.fields,
     )
     return Effect(200, msgspec.to_builtins(document_out(ws, document)))
 

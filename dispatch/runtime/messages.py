@@ -78,6 +78,7 @@ class CreateDocument(Message, frozen=True):
     title: str
     body: str = ""
     kind: str = "page"
+    fields: dict[str, Any] | None = None  # custom field values, checked against the kind's definitions
 
 
 class UpdateDocument(Message, frozen=True):
@@ -87,6 +88,7 @@ class UpdateDocument(Message, frozen=True):
     title: str | None = None
     body: str | None = None
     kind: str | None = None
+    fields: dict[str, Any] | None = None  # merged into the document's values; a null removes one
 
 
 class PublishDocument(Message, frozen=True):

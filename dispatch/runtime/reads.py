@@ -21,6 +21,7 @@ from dispatch.runtime.views import (
 from dispatch.settings import DispatchSettings
 from tenant_runtime import queries
 from tenant_runtime.actions import run_control, site_resources
+from tenant_runtime.actions.fields import operation_progress
 from tenant_runtime.actions.outbox import is_batch
 from tenant_runtime.ids import as_utc
 from tenant_runtime.operation_states import FAILED, PAUSED, SCHEDULED, TERMINAL, WAITING
@@ -45,6 +46,7 @@ def document_out(ws: Workspace, document: Document) -> DocumentOut:
         created_at=as_utc(document.created_at),
         updated_at=as_utc(document.updated_at),
         url=f"{ws.site_url}/{document.slug}" if document.status == "published" else None,
+        fields=dict(document.fields),
     )
 
 
@@ -90,6 +92,7 @@ def operation_out(
         workflow=operation.flow_name,
         document_title=titles.get(document_id) if document_id else None,
         outcome=operation.outcome,
+        progress=operation_progress(tx, operation),
         waiting=waiting_out(tx, operation),
         control=control_out(operation),
         restarts=operation.restarts,

@@ -152,7 +152,12 @@ def _restore(tx: Session, ws: Workspace, actor: Actor, c: RestoreRevision) -> Ef
         expected_version=c.expected_version,
         publish=c.publish,
     )
-    facts = {"restored_from": restored.restored_from, "changed": restored.changed, "slug_kept": restored.slug_kept}
+    facts = {
+        "restored_from": restored.restored_from,
+        "changed": restored.changed,
+        "slug_kept": restored.slug_kept,
+        "fields_kept": restored.fields_kept,
+    }
     if restored.operation is not None:
         return accepted(ws, restored.operation, restored.document, **facts)
     return Effect(200, {"document": msgspec.to_builtins(document_out(ws, restored.document)), **facts})

@@ -25,6 +25,7 @@ class DocumentOut(msgspec.Struct):
     created_at: datetime
     updated_at: datetime
     url: str | None
+    fields: dict[str, Any] = msgspec.field(default_factory=dict)  # custom field values
 
 
 class AttemptOut(msgspec.Struct):
@@ -116,6 +117,8 @@ class OperationOut(msgspec.Struct):
     steps: list[StepOut] = msgspec.field(default_factory=list)
     # The flow runs its attempts ran in (a restart is a new run), oldest first.
     flow_run_ids: list[str] = msgspec.field(default_factory=list)
+    # How far a long operation is while it runs (a field migration: phase, done of total, unconvertible).
+    progress: dict[str, Any] | None = None
 
 
 class ResourceOut(msgspec.Struct):

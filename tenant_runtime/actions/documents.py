@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlmodel import Session, select
 
 from tenant_runtime import audit
 from tenant_runtime.errors import AlreadyExists, BadRequest, Conflict, VersionConflict
+from tenant_runtime.fields.validation import validate_fields
 from tenant_runtime.ids import check_document_slug, utcnow
 from tenant_runtime.media.references import check_embeds
 from tenant_runtime.queries import get_document
@@ -48,17 +51,28 @@ def _snapshot(tx: Session, document: Document, actor: Actor) -> None:
             body=document.body,
             kind=document.kind,
             actor=actor.id,
+            fields=dict(document.fields),
         )
     )
 
 
-def create_document(tx: Session, actor: Actor, *, slug: str, title: str, body: str, kind: str) -> Document:
-    """A new draft at version 1."""
+def create_document(
+    tx: Session,
+    actor: Actor,
+    *,
+    slug: str,
+    title: str,
+    body: str,
+    kind: str,
+    fields: dict[str, Any] | None = None,
+) -> Document:
+    """A new draft at version 1; its custom fields are checked against the kind's definitions."""
     actor.require("content.edit")
     _check_fields(slug, title, body, kind)
     check_embeds(tx, body)
+    values = validate_fields(tx, kind, dict(fields or {}))
     _ensure_slug_free(tx, slug)
-    document = Document(slug=slug, title=title, body=body, kind=kind)
+    document = Document(slug=slug, title=title, body=body, kind=kind, fields=values)
     tx.add(document)
     tx.flush()
     _snapshot(tx, document, actor)
@@ -76,8 +90,13 @@ def update_document(
     title: str | None = None,
     body: str | None = None,
     kind: str | None = None,
+    fields: dict[str, Any] | None = None,
+    replace_fields: bool = False,
 ) -> Document:
-    """Apply an edit if ``expected_version`` is current; otherwise VersionConflict."""
+    """Apply an edit if ``expected_version`` is current; otherwise VersionConflict.
+
+    ``fields`` are merged into the document's values (a ``None`` value removes one), or replace them all
+    with ``replace_fields``; the result is checked against the (new) kind's definitions."""
     actor.require("content.edit")
     document = get_document(tx, document_id)
     if document.version != expected_version:
@@ -90,7 +109,19 @@ def update_document(
     new_body = document.body if body is None else body
     new_kind = document.kind if kind is None else kind
     _check_fields(new_slug, new_title, new_body, new_kind)
-    if (new_slug, new_title, new_body, new_kind) == (document.slug, document.title, document.body, document.kind):
+    merged = {} if replace_fields else dict(document.fields)
+    merged.update(fields or {})
+    merged = {name: value for name, value in merged.items() if value is not None}
+    changed_fields = {n for n in set(merged) | set(document.fields) if merged.get(n) != document.fields.get(n)}
+    touched = set(merged) if new_kind != document.kind else changed_fields
+    new_fields = validate_fields(tx, new_kind, merged, touched=touched)
+    if (new_slug, new_title, new_body, new_kind, new_fields) == (
+        document.slug,
+        document.title,
+        document.body,
+        document.kind,
+        document.fields,
+    ):
         return document
     if new_body != document.body:
         check_embeds(tx, new_body)
@@ -101,6 +132,7 @@ def update_document(
             )
         _ensure_slug_free(tx, new_slug, document.id)
     document.slug, document.title, document.body, document.kind = new_slug, new_title, new_body, new_kind
+    document.fields = new_fields
     document.version += 1
     document.updated_at = utcnow()
     tx.add(document)

@@ -9,7 +9,8 @@ from sqlmodel import Session
 from tenant_runtime import audit
 from tenant_runtime.actions.documents import update_document
 from tenant_runtime.actions.publishing import publish_document
-from tenant_runtime.errors import VersionConflict
+from tenant_runtime.errors import BadRequest, Conflict, VersionConflict
+from tenant_runtime.fields.validation import validate_fields
 from tenant_runtime.queries import get_document, get_revision
 from tenant_runtime.storage import ObjectStore
 from tenant_runtime.versions.bodies import revision_body
@@ -23,6 +24,7 @@ class Restored:
     restored_from: int
     changed: bool  # False: the version restored is what the document holds already (no new version)
     slug_kept: bool  # the old slug differs, but a published document keeps its slug
+    fields_kept: bool  # the old version's field values no longer fit the definitions: the current ones stay
     operation: Operation | None  # the publish, when asked for
 
 
@@ -52,6 +54,11 @@ def restore_revision(
     body = revision_body(store, revision)
     slug_kept = revision.slug != document.slug and document.status == "published"
     before = document.version
+    fields_kept = False
+    try:
+        validate_fields(tx, revision.kind, dict(revision.fields), touched=set())
+    except (BadRequest, Conflict):
+        fields_kept = True  # e.g. a field renamed or retyped since: said in the answer, never dropped silently
     document = update_document(
         tx,
         actor,
@@ -61,6 +68,8 @@ def restore_revision(
         title=revision.title,
         body=body,
         kind=revision.kind,
+        fields=None if fields_kept else dict(revision.fields),
+        replace_fields=not fields_kept,
     )
     changed = document.version != before
     audit.record(
@@ -73,11 +82,12 @@ def restore_revision(
         version=document.version,
         changed=changed,
         publish=publish,
+        fields_kept=fields_kept,
     )
     operation = None
     if publish:
         document, operation = publish_document(tx, tenant, actor, document_id, expected_version=document.version)
-    return Restored(document, version, changed, slug_kept, operation)
+    return Restored(document, version, changed, slug_kept, fields_kept, operation)
 
 
 __all__ = ["Restored", "restore_revision"]

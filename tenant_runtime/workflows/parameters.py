@@ -217,6 +217,10 @@ class FanOutChoreParameters(PlatformParameters):
     fire_at: datetime | None = None  # the fire this run stands for; None: the run's scheduled start
 
 
+class MigrateFieldParameters(RunParameters):
+    """Apply field migration ``operation_id`` (its ``field_migration`` row holds the change) to every document."""
+
+
 class PrunePoliciesParameters(RunParameters):
     """Enforce the tenant's version retention; ``fire_date`` (YYYY-MM-DD, UTC) when a nightly fire asked."""
 
@@ -269,6 +273,7 @@ __all__ = [
     "Frozen",
     "ImportContentParameters",
     "InstallPackageParameters",
+    "MigrateFieldParameters",
     "PlatformParameters",
     "PrunePoliciesParameters",
     "PublishBatchParameters",

@@ -22,6 +22,7 @@ from tenant_runtime.workflows.parameters import (
     FanOutChoreParameters,
     ImportContentParameters,
     InstallPackageParameters,
+    MigrateFieldParameters,
     PrunePoliciesParameters,
     PublishBatchParameters,
     PublishDocumentParameters,
@@ -228,12 +229,18 @@ WORKFLOWS: dict[Workflow, WorkflowSpec] = {
             platform=True,
             steps=("list_tenants", "fan_out"),
         ),
+        WorkflowSpec(
+            Workflow.MIGRATE_FIELD,
+            MigrateFieldParameters,
+            "field_migration",
+            "migrate-field",
+            steps=("check_batch", "apply_batch", "finish_migration"),
+        ),
     )
 }
 
 # Named in DESIGN.md, built by the open issues: no model, flow or deployment until then.
 PLANNED: dict[Workflow, str] = {
-    Workflow.MIGRATE_FIELD: "issue 12 (custom fields)",
 }
 
 _BY_MODEL = {spec.parameters: spec for spec in WORKFLOWS.values()}

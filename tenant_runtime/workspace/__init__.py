@@ -4,6 +4,7 @@
 from tenant_runtime.workspace import history  # noqa: F401
 from tenant_runtime.workspace.access import ROLE_PERMISSIONS, SYSTEM, Actor
 from tenant_runtime.workspace.delivery_models import AggregateState, WebhookDelivery, WebhookEndpoint
+from tenant_runtime.workspace.field_models import FieldDefinition, FieldDefinitionRevision, FieldMigration
 from tenant_runtime.workspace.lane_models import Brief, CostEntry, EditorialPack, Lane
 from tenant_runtime.workspace.lifecycle_models import Backup, ChoreRun, EntityHistory
 from tenant_runtime.workspace.media_models import Media, MediaPolicy
@@ -45,6 +46,9 @@ __all__ = [
     "Document",
     "EditorialPack",
     "EntityHistory",
+    "FieldDefinition",
+    "FieldDefinitionRevision",
+    "FieldMigration",
     "IdempotencyRecord",
     "InstalledPackage",
     "Lane",

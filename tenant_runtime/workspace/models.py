@@ -33,6 +33,8 @@ class Document(WorkspaceModel, table=True):
     published_at: datetime | None = None
     created_at: datetime = Field(default_factory=utcnow)
     updated_at: datetime = Field(default_factory=utcnow)
+    # Custom field values, checked against the kind's field definitions on every write.
+    fields: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False, server_default="{}"))
 
 
 class Revision(WorkspaceModel, table=True):
@@ -55,6 +57,7 @@ class Revision(WorkspaceModel, table=True):
     body_key: str | None = None
     body_sha256: str | None = None
     body_bytes: int | None = None
+    fields: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False, server_default="{}"))
 
 
 class Operation(WorkspaceModel, table=True):

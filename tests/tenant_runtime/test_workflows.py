@@ -46,6 +46,7 @@ REQUIRED_FIELDS = {
     Workflow.INSTALL_PACKAGE: {"tenant", "operation_id", "name", "version"},
     Workflow.PRUNE_POLICIES: {"tenant", "operation_id"},
     Workflow.SWEEP_MEDIA: {"tenant", "operation_id"},
+    Workflow.MIGRATE_FIELD: {"tenant", "operation_id"},
 }
 
 
