@@ -125,7 +125,12 @@ def _added_columns(before: Rows, after: Rows) -> dict[str, set[str]]:
 
 # Columns a revision fills in for existing rows (0002: each delivery's document, from its operation).
 # 0007: every existing operation has had no restart.
-BACKFILLED = {("webhook_delivery", "document_id"), ("operation", "restarts")}
+BACKFILLED = {
+    ("webhook_delivery", "document_id"),
+    ("operation", "restarts"),
+    ("document", "fields"),
+    ("revision", "fields"),
+}
 
 
 def _assert_rows_kept(before: Rows, after: Rows) -> None:
