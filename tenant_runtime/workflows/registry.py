@@ -240,8 +240,7 @@ WORKFLOWS: dict[Workflow, WorkflowSpec] = {
 }
 
 # Named in DESIGN.md, built by the open issues: no model, flow or deployment until then.
-PLANNED: dict[Workflow, str] = {
-}
+PLANNED: dict[Workflow, str] = {}
 
 _BY_MODEL = {spec.parameters: spec for spec in WORKFLOWS.values()}
 AGGREGATE_WORKFLOWS = tuple(w.value for w, spec in WORKFLOWS.items() if spec.refreshes_aggregates)
