@@ -81,6 +81,17 @@ def _plain(value: datetime | None) -> datetime | None:
     return datetime.fromtimestamp(value.timestamp(), UTC)
 
 
+async def _upsert_deployment(client: PrefectClient, full_name: str, **deployment: Any) -> UUID:
+    """Create (or update) a deployment; when another process creates it at the same moment, Prefect
+    answers 409 to one of the two: that one reads the winner's id by name."""
+    try:
+        deployment_id: UUID = await client.create_deployment(**deployment)
+        return deployment_id
+    except ObjectAlreadyExists:
+        existing = await client.read_deployment_by_name(full_name)
+        return existing.id
+
+
 def run_info(run: FlowRun) -> RunInfo:
     """Pressroom's view of a Prefect flow run."""
     return RunInfo(
@@ -161,10 +172,17 @@ class PrefectGateway:
             if self._deployments:
                 return self._deployments
             await self._ensure_pool(client)
+            # Kept only once every deployment is registered: a failure halfway (another process
+            # registering at the same moment, a server restart) is retried whole on the next call,
+            # never cached as a partial table that would refuse the later workflows' runs.
+            deployments: dict[Workflow, UUID] = {}
+            by_deployment: dict[UUID, Workflow] = {}
             for workflow, flow in FLOWS.items():
                 flow_id = await client.create_flow_from_name(workflow.value)
                 module = flow.fn.__module__
-                deployment_id = await client.create_deployment(
+                deployment_id = await _upsert_deployment(
+                    client,
+                    f"{workflow.value}/{DEPLOYMENT_NAME}",
                     flow_id=flow_id,
                     name=DEPLOYMENT_NAME,
                     work_pool_name=self.settings.work_pool,
@@ -172,11 +190,13 @@ class PrefectGateway:
                     enforce_parameter_schema=False,
                     description=flow.description,
                 )
-                self._deployments[workflow] = deployment_id
-                self._workflow_by_deployment[deployment_id] = workflow
+                deployments[workflow] = deployment_id
+                by_deployment[deployment_id] = workflow
                 if workflow == Workflow.FAN_OUT_CHORE:
                     for chore_id in await self._chore_deployments(client, flow_id, flow.fn):
-                        self._workflow_by_deployment[chore_id] = workflow
+                        by_deployment[chore_id] = workflow
+            self._workflow_by_deployment.update(by_deployment)
+            self._deployments = deployments
             return self._deployments
 
     async def _chore_deployments(self, client: PrefectClient, flow_id: UUID, fn: Any) -> list[UUID]:
@@ -185,7 +205,9 @@ class PrefectGateway:
         ids = []
         for chore in CHORES.values():
             ids.append(
-                await client.create_deployment(
+                await _upsert_deployment(
+                    client,
+                    f"{Workflow.FAN_OUT_CHORE.value}/{chore.name}",
                     flow_id=flow_id,
                     name=chore.name,
                     work_pool_name=self.settings.work_pool,

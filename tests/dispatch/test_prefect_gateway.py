@@ -38,6 +38,24 @@ def test_every_built_workflow_has_a_deployment_and_no_planned_one_does(prefect_s
     asyncio.run(check())
 
 
+def test_processes_registering_at_once_each_know_every_workflow(prefect_server: Any) -> None:
+    # The control plane, the hand-off's relay and each worker register on start: at the same moment
+    # Prefect answers 409 to some of them; each must still know every deployment (a partial table would
+    # refuse the later workflows' runs as "not a Pressroom flow").
+    settings = _settings(prefect_server.api_url).model_copy(update={"work_pool": f"race-{secrets.token_hex(3)}"})
+
+    async def register() -> dict[Workflow, Any]:
+        async with PrefectGateway(settings) as gateway:
+            await gateway.ensure_deployments()
+            return {w: await gateway.workflow_of(d) for w, d in (await gateway._deployment_ids()).items()}
+
+    async def race() -> list[dict[Workflow, Any]]:
+        return list(await asyncio.gather(*(register() for _ in range(4))))
+
+    for known in asyncio.run(race()):
+        assert set(known) == set(WORKFLOWS) and all(w == found for w, found in known.items())
+
+
 def test_runs_are_created_once_per_key_read_back_and_moved_between_states(prefect_server: Any) -> None:
     tenant = f"gw-{secrets.token_hex(3)}"
     parameters = PublishDocumentParameters(
