@@ -60,11 +60,7 @@ class OperationController(Controller):
         idempotency_key: IdempotencyKey = None,
     ) -> Response[dict[str, Any]]:
         """Stop the run at its next step boundary (a queued one before it starts); it holds no worker slot."""
-        return respond(
-            services.operations.control(
-                principal, tenant, operation_id, "pause", confirm=data.confirm, idempotency_key=idempotency_key
-            )
-        )
+        return _control(services, principal, tenant, operation_id, "pause", data, idempotency_key)
 
     @post("/{operation_id:str}/resume", sync_to_thread=True, status_code=202)
     def resume(
@@ -77,11 +73,7 @@ class OperationController(Controller):
         idempotency_key: IdempotencyKey = None,
     ) -> Response[dict[str, Any]]:
         """Let a paused run go on; its completed steps are not redone."""
-        return respond(
-            services.operations.control(
-                principal, tenant, operation_id, "resume", confirm=data.confirm, idempotency_key=idempotency_key
-            )
-        )
+        return _control(services, principal, tenant, operation_id, "resume", data, idempotency_key)
 
     @post("/{operation_id:str}/terminate", sync_to_thread=True, status_code=202)
     def terminate(
@@ -94,11 +86,7 @@ class OperationController(Controller):
         idempotency_key: IdempotencyKey = None,
     ) -> Response[dict[str, Any]]:
         """End the operation ``cancelled``: at once if its run is not running, else when the worker stops it."""
-        return respond(
-            services.operations.control(
-                principal, tenant, operation_id, "terminate", confirm=data.confirm, idempotency_key=idempotency_key
-            )
-        )
+        return _control(services, principal, tenant, operation_id, "terminate", data, idempotency_key)
 
     @post("/{operation_id:str}/restart", sync_to_thread=True, status_code=202)
     def restart(
@@ -163,6 +151,23 @@ class OperationController(Controller):
     ) -> Response[dict[str, Any]]:
         """Cancel a scheduled operation; its run wakes and ends as a no-op."""
         return respond(services.operations.cancel(principal, tenant, operation_id, idempotency_key=idempotency_key))
+
+
+def _control(
+    services: Services,
+    principal: Principal,
+    tenant: str,
+    operation_id: str,
+    action: str,
+    data: ControlRequest,
+    idempotency_key: str | None,
+) -> Response[dict[str, Any]]:
+    """Pause, resume and terminate share one path through the command layer."""
+    return respond(
+        services.operations.control(
+            principal, tenant, operation_id, action, confirm=data.confirm, idempotency_key=idempotency_key
+        )
+    )
 
 
 __all__ = ["OperationController"]
