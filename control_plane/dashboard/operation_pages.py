@@ -13,10 +13,11 @@ from litestar.params import Parameter
 
 from control_plane.auth import Principal
 from control_plane.container import Services
+from control_plane.dashboard.commands import command_redirect
 from control_plane.dashboard.context import site_for
 from control_plane.dashboard.forms import FormData, checked, form_key, new_form_key, text
 from control_plane.dashboard.local_time import bounds, parse_local, to_input
-from control_plane.dashboard.views import error_message, flash_error, notice, page, see_other, url
+from control_plane.dashboard.views import error_message, notice, page, see_other, url
 from control_plane.operations.schemas import OperationStatus
 from control_plane.releases.schemas import Reschedule
 from dispatch.runtime import OperationOut
@@ -136,20 +137,19 @@ class OperationPages(Controller):
                 errors=[{"level": "error", "code": "invalid_request", "message": "Pause, resume or terminate."}],
                 status=400,
             )
-        try:
-            outcome = services.operations.control(
+        return command_redirect(
+            request,
+            target,
+            lambda: services.operations.control(
                 signed_in,
                 tenant,
                 operation_id,
                 action,
                 confirm=checked(data, "confirm"),
                 idempotency_key=form_key(data),
-            )
-        except PressroomError as exc:
-            flash_error(request, exc)
-            return see_other(target)
-        notice(request, f"Operation {operation_id}: {action} asked, it is {outcome.body['status']}.")
-        return see_other(target)
+            ),
+            lambda outcome: f"Operation {operation_id}: {action} asked, it is {outcome.body['status']}.",
+        )
 
     @post("/{operation_id:str}/restart", sync_to_thread=True)
     def restart(
@@ -164,21 +164,20 @@ class OperationPages(Controller):
         """Run a settled operation again, from the top or from the chosen step."""
         from_step = text(data, "from_step") or None
         target = url("sites", tenant, "operations", operation_id)
-        try:
-            outcome = services.operations.restart(
+        where = f"from {from_step}" if from_step else "from the top"
+        return command_redirect(
+            request,
+            target,
+            lambda: services.operations.restart(
                 signed_in,
                 tenant,
                 operation_id,
                 from_step=from_step,
                 confirm=checked(data, "confirm"),
                 idempotency_key=form_key(data),
-            )
-        except PressroomError as exc:
-            flash_error(request, exc)
-            return see_other(target)
-        where = f"from {from_step}" if from_step else "from the top"
-        notice(request, f"Operation {operation_id} restarts {where} (restart {outcome.body['restart']}).")
-        return see_other(target)
+            ),
+            lambda outcome: f"Operation {operation_id} restarts {where} (restart {outcome.body['restart']}).",
+        )
 
     @post("/{operation_id:str}/event", sync_to_thread=True)
     def event(
@@ -205,15 +204,14 @@ class OperationPages(Controller):
                 errors=[{"level": "error", "code": "invalid_event", "message": f"The payload is not JSON: {exc.msg}."}],
                 status=400,
             )
-        try:
-            services.operations.send_event(
+        return command_redirect(
+            request,
+            target,
+            lambda: services.operations.send_event(
                 signed_in, tenant, operation_id, text(data, "type"), payload, idempotency_key=form_key(data)
-            )
-        except PressroomError as exc:
-            flash_error(request, exc)
-            return see_other(target)
-        notice(request, f"Event {text(data, 'type')} sent to operation {operation_id}.")
-        return see_other(target)
+            ),
+            lambda _: f"Event {text(data, 'type')} sent to operation {operation_id}.",
+        )
 
     @post("/{operation_id:str}/retry", sync_to_thread=True)
     def retry(
@@ -225,16 +223,15 @@ class OperationPages(Controller):
         signed_in: Principal,
         services: Services,
     ) -> Response[Any]:
-        """Replay a failed or dead operation; completed steps are not redone."""
-        back = text(data, "back") == "operation"
-        target = url("sites", tenant, "operations", operation_id) if back else url("sites", tenant, "operations")
-        try:
-            outcome = services.operations.retry(signed_in, tenant, operation_id, idempotency_key=form_key(data))
-        except PressroomError as exc:
-            flash_error(request, exc)
-            return see_other(target)
-        notice(request, f"Operation {operation_id} is {outcome.body['status']} again.")
-        return see_other(target)
+        """Replay a failed or dead operation; completed steps are not redone (back to the page it came from)."""
+        pages = {"operation": ("operations", operation_id), "health": ("health",)}
+        target = url("sites", tenant, *pages.get(text(data, "back"), ("operations",)))
+        return command_redirect(
+            request,
+            target,
+            lambda: services.operations.retry(signed_in, tenant, operation_id, idempotency_key=form_key(data)),
+            lambda outcome: f"Operation {operation_id} is {outcome.body['status']} again.",
+        )
 
     @post("/{operation_id:str}/cancel", sync_to_thread=True)
     def cancel(
@@ -247,13 +244,12 @@ class OperationPages(Controller):
         services: Services,
     ) -> Response[Any]:
         """Cancel a scheduled operation: nothing it would publish changes; its run wakes and ends as a no-op."""
-        try:
-            services.operations.cancel(signed_in, tenant, operation_id, idempotency_key=form_key(data))
-        except PressroomError as exc:
-            flash_error(request, exc)
-            return see_other(url("sites", tenant, "operations", operation_id))
-        notice(request, f"Operation {operation_id} is cancelled: nothing it would have published changes.")
-        return see_other(url("sites", tenant, "operations", operation_id))
+        return command_redirect(
+            request,
+            url("sites", tenant, "operations", operation_id),
+            lambda: services.operations.cancel(signed_in, tenant, operation_id, idempotency_key=form_key(data)),
+            lambda _: f"Operation {operation_id} is cancelled: nothing it would have published changes.",
+        )
 
     @post("/{operation_id:str}/reschedule", sync_to_thread=True)
     def reschedule(

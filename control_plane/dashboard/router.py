@@ -10,10 +10,12 @@ from litestar import Router
 from litestar.datastructures import ResponseHeader
 from litestar.di import Provide
 
+from control_plane.dashboard.approval_pages import ApprovalPages
 from control_plane.dashboard.auth_pages import AuthPages
 from control_plane.dashboard.context import provide_signed_in
 from control_plane.dashboard.document_pages import DocumentPages
 from control_plane.dashboard.errors import EXCEPTION_HANDLERS
+from control_plane.dashboard.lane_pages import BriefPages, LanePages
 from control_plane.dashboard.media_pages import MediaPages
 from control_plane.dashboard.operation_pages import OperationPages
 from control_plane.dashboard.ops_pages import OperatorPages
@@ -41,6 +43,9 @@ def build_dashboard(settings: ControlPlaneSettings) -> Router:
             OperatorPages,
             RevisionPages,
             MediaPages,
+            BriefPages,
+            LanePages,
+            ApprovalPages,
         ],
         middleware=[session_middleware(settings)],
         guards=[protect_forms],

@@ -40,7 +40,13 @@ def _when(value: datetime | None) -> str:
     return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
+def _dollars(micros: int | None) -> str:
+    """``$0.0123`` from millionths of a dollar (the ledger's unit)."""
+    return "—" if micros is None else f"${micros / 1_000_000:,.4f}"
+
+
 environment.filters["when"] = _when
+environment.filters["dollars"] = _dollars
 environment.filters["local"] = local_and_utc  # {{ op.scheduled_for | local(settings.timezone) }}
 
 

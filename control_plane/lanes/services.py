@@ -39,6 +39,38 @@ class LaneService:
         )
         return result
 
+    def briefs(
+        self,
+        principal: Principal,
+        tenant: str,
+        *,
+        lane: str | None = None,
+        q: str = "",
+        limit: int = 50,
+        offset: int = 0,
+    ) -> list[lm.BriefOut]:
+        """Briefs newest first, with their lane, run status and cost; ``q`` matches brief_id or slug."""
+        result: list[lm.BriefOut] = self.runtime.query(
+            tenant,
+            self.gate.reader(principal, tenant),
+            lm.ListBriefs(lane=lane, q=q, limit=limit, offset=offset),
+        )
+        return result
+
+    def approvals(self, principal: Principal, tenant: str, *, limit: int = 50, offset: int = 0) -> list[lm.ApprovalOut]:
+        """Runs waiting on an editor's approval, the longest waiting first."""
+        result: list[lm.ApprovalOut] = self.runtime.query(
+            tenant, self.gate.reader(principal, tenant), lm.ListApprovals(limit=limit, offset=offset)
+        )
+        return result
+
+    def pack_versions(self, principal: Principal, tenant: str, lane: str) -> list[lm.PackOut]:
+        """Every version of the lane's editorial pack, newest first."""
+        result: list[lm.PackOut] = self.runtime.query(
+            tenant, self.gate.reader(principal, tenant), lm.ListPackVersions(lane=lane)
+        )
+        return result
+
     def lanes(self, principal: Principal, tenant: str) -> list[lm.LaneOut]:
         result: list[lm.LaneOut] = self.runtime.query(tenant, self.gate.reader(principal, tenant), lm.ListLanes())
         return result

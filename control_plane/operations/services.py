@@ -118,9 +118,11 @@ class OperationService:
         event_type: str,
         payload: Any,
         *,
+        confirm: bool | None = None,
         idempotency_key: str | None = None,
     ) -> CommandResult:
-        """Deliver an event to the operation's wait (kept until the wait consumes it)."""
+        """Deliver an event to the operation's wait (kept until the wait consumes it); ``confirm`` given, the
+        command needs it (the dashboard's approvals ask for it: an approval publishes)."""
         return self.gate.execute(
             principal,
             Command(
@@ -128,6 +130,7 @@ class OperationService:
                 "content.publish",
                 f"operations.event:{operation_id}",
                 m.SendOperationEvent(operation_id=operation_id, event_type=event_type, payload=payload),
+                confirm=confirm,
                 idempotency_key=idempotency_key,
             ),
         )

@@ -1,7 +1,7 @@
 """The lanes area of the runtime seam: its messages, its views and their handlers.
 
-Briefs (submit, read), lanes (list, enable) and editorial packs (read, edit);
-each handler calls one tenant-runtime action or query.
+Briefs (submit, read, list), lanes (list, enable), editorial packs (read, edit) and the
+approvals inbox (runs waiting on an editor); each handler calls one tenant-runtime action or query.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from dispatch.runtime.changes import accepted
 from dispatch.runtime.handlers import Effect, command, query
 from dispatch.runtime.messages import Message
 from dispatch.settings import DispatchSettings
-from tenant_runtime.actions import briefs, lanes
+from tenant_runtime.actions import briefs, lanes, run_control
 from tenant_runtime.ids import as_utc
 from tenant_runtime.lanes import ledger
 from tenant_runtime.lanes.graph import step_names
 from tenant_runtime.workspace import Actor, Workspace
-from tenant_runtime.workspace.lane_models import EditorialPack, Lane
+from tenant_runtime.workspace.lane_models import Brief, EditorialPack, Lane
 from tenant_runtime.workspace.models import Operation
 
 # --- messages --------------------------------------------------------------------------------------
@@ -41,6 +41,20 @@ class GetBrief(Message, frozen=True):
     brief_id: str
 
 
+class ListBriefs(Message, frozen=True):
+    lane: str | None = None
+    q: str = ""
+    limit: int = 50
+    offset: int = 0
+
+
+class ListApprovals(Message, frozen=True):
+    """Runs waiting on an editor's decision (a lane's approve step, a scheduled release's approval)."""
+
+    limit: int = 50
+    offset: int = 0
+
+
 class ListLanes(Message, frozen=True):
     pass
 
@@ -48,6 +62,12 @@ class ListLanes(Message, frozen=True):
 class GetPack(Message, frozen=True):
     lane: str
     version: int | None = None
+
+
+class ListPackVersions(Message, frozen=True):
+    """Every version of a lane's pack, newest first."""
+
+    lane: str
 
 
 class UpdatePack(Message, frozen=True):
@@ -128,6 +148,26 @@ class BriefOut(msgspec.Struct):
     document_id: str | None
     created_at: datetime
     cost_micros: int = 0
+    title: str = ""
+
+
+class ApprovalOut(msgspec.Struct):
+    """One run waiting on an editor; ``decided`` when a decision was sent and the run has not read it yet."""
+
+    operation_id: str
+    kind: str
+    status: str
+    event_type: str
+    waiting_since: datetime
+    deadline: datetime
+    decided: bool
+    decided_by: str | None
+    brief_id: str | None
+    lane: str | None
+    title: str | None
+    slug: str | None
+    document_id: str | None
+    scheduled_for: datetime | None
 
 
 def lane_out(lane: Lane) -> LaneOut:
@@ -175,22 +215,61 @@ def _submit_brief(tx: Session, ws: Workspace, actor: Actor, c: SubmitBrief) -> E
     return accepted(ws, done.operation, brief_id=c.brief_id, lane=done.brief.lane, slug=done.brief.slug)
 
 
-@query(GetBrief)
-def _brief(tx: Session, ws: Workspace, q: GetBrief, dispatch: DispatchSettings) -> BriefOut:
-    brief = briefs.get_brief(tx, q.brief_id)
-    operation = tx.get(Operation, brief.operation_id)
+def brief_out(tx: Session, brief: Brief, status: str) -> BriefOut:
     return BriefOut(
         brief_id=brief.brief_id,
         lane=brief.lane,
         slug=brief.slug,
         operation_id=brief.operation_id,
-        status=operation.status if operation is not None else "unknown",
+        status=status,
         pack_version=brief.pack_version,
         graph=step_names(brief.graph),
         document_id=brief.document_id,
         created_at=as_utc(brief.created_at),
         cost_micros=ledger.spent(tx, brief.brief_id),
+        title=str(brief.payload.get("title") or ""),
     )
+
+
+@query(GetBrief)
+def _brief(tx: Session, ws: Workspace, q: GetBrief, dispatch: DispatchSettings) -> BriefOut:
+    brief = briefs.get_brief(tx, q.brief_id)
+    operation = tx.get(Operation, brief.operation_id)
+    return brief_out(tx, brief, operation.status if operation is not None else "unknown")
+
+
+@query(ListBriefs)
+def _briefs(tx: Session, ws: Workspace, q: ListBriefs, dispatch: DispatchSettings) -> list[BriefOut]:
+    found = briefs.list_briefs(tx, lane=q.lane, q=q.q, limit=q.limit, offset=q.offset)
+    return [brief_out(tx, brief, status) for brief, status in found]
+
+
+@query(ListApprovals)
+def _approvals(tx: Session, ws: Workspace, q: ListApprovals, dispatch: DispatchSettings) -> list[ApprovalOut]:
+    found = []
+    for pending in run_control.pending_approvals(tx, limit=q.limit, offset=q.offset):
+        op, wait = pending.operation, pending.wait
+        brief = briefs.brief_of_operation(tx, op.id)
+        document_id = (brief.document_id if brief is not None else None) or op.document_id
+        found.append(
+            ApprovalOut(
+                operation_id=op.id,
+                kind=op.kind,
+                status=op.status,
+                event_type=wait.event_type,
+                waiting_since=as_utc(wait.reached_at),
+                deadline=as_utc(wait.deadline),
+                decided=pending.decided is not None,
+                decided_by=pending.decided.actor if pending.decided is not None else None,
+                brief_id=brief.brief_id if brief is not None else None,
+                lane=brief.lane if brief is not None else None,
+                title=str(brief.payload.get("title") or "") if brief is not None else None,
+                slug=brief.slug if brief is not None else None,
+                document_id=document_id,
+                scheduled_for=as_utc(op.scheduled_for) if op.scheduled_for is not None else None,
+            )
+        )
+    return found
 
 
 @query(ListLanes)
@@ -201,6 +280,11 @@ def _lanes(tx: Session, ws: Workspace, q: ListLanes, dispatch: DispatchSettings)
 @query(GetPack)
 def _pack(tx: Session, ws: Workspace, q: GetPack, dispatch: DispatchSettings) -> PackOut:
     return pack_out(lanes.get_pack(tx, q.lane, q.version))
+
+
+@query(ListPackVersions)
+def _pack_versions(tx: Session, ws: Workspace, q: ListPackVersions, dispatch: DispatchSettings) -> list[PackOut]:
+    return [pack_out(pack) for pack in lanes.pack_history(tx, q.lane)]
 
 
 @command(UpdatePack)
@@ -250,14 +334,18 @@ def _builtins(value: Any) -> dict[str, Any]:
 
 
 __all__ = [
+    "ApprovalOut",
     "BriefOut",
     "CostOut",
     "GetBrief",
     "GetPack",
     "InstallLane",
     "LaneOut",
+    "ListApprovals",
+    "ListBriefs",
     "ListCosts",
     "ListLanes",
+    "ListPackVersions",
     "PackOut",
     "SetLaneApproval",
     "SetLaneBudget",

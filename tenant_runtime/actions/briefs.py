@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from sqlmodel import Session, select
+from sqlmodel import Session, col, or_, select
 
 from tenant_runtime import audit
 from tenant_runtime.actions.lanes import get_lane
@@ -182,4 +182,35 @@ def get_brief(tx: Session, brief_id: str) -> Brief:
     return brief
 
 
-__all__ = ["Accepted", "BriefIdReused", "BriefInput", "LaneDisabled", "check_brief", "get_brief", "submit_brief"]
+def list_briefs(
+    tx: Session, *, lane: str | None = None, q: str = "", limit: int = 50, offset: int = 0
+) -> list[tuple[Brief, str]]:
+    """One page of briefs, newest first, each with its operation's status; ``q`` matches brief_id or slug."""
+    query = select(Brief, Operation.status).join(Operation, col(Operation.id) == col(Brief.operation_id))
+    if lane is not None:
+        query = query.where(Brief.lane == lane)
+    if q:
+        pattern = "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        query = query.where(
+            or_(col(Brief.brief_id).ilike(pattern, escape="\\"), col(Brief.slug).ilike(pattern, escape="\\"))
+        )
+    query = query.order_by(col(Brief.created_at).desc(), col(Brief.brief_id).desc()).offset(offset).limit(limit)
+    return [(brief, status) for brief, status in tx.exec(query)]
+
+
+def brief_of_operation(tx: Session, operation_id: str) -> Brief | None:
+    """The brief whose run ``operation_id`` is, if it is one."""
+    return tx.exec(select(Brief).where(Brief.operation_id == operation_id)).first()
+
+
+__all__ = [
+    "Accepted",
+    "BriefIdReused",
+    "BriefInput",
+    "LaneDisabled",
+    "brief_of_operation",
+    "check_brief",
+    "get_brief",
+    "list_briefs",
+    "submit_brief",
+]

@@ -480,6 +480,36 @@ def waits_of(tx: Session, operation_id: str) -> list[OperationWait]:
     )
 
 
+# The waits an editor decides: a lane's ``approve`` step and a scheduled release's ``approval``.
+APPROVAL_WAITS = ("approve", "approval")
+
+
+@dataclass(frozen=True)
+class PendingApproval:
+    """A run that waits on an editor, and whether a decision was already sent (kept until the run reads it)."""
+
+    operation: Operation
+    wait: OperationWait
+    decided: OperationEvent | None
+
+
+def pending_approvals(tx: Session, *, limit: int = 50, offset: int = 0) -> list[PendingApproval]:
+    """Open approval waits of unfinished operations, the longest waiting first."""
+    rows = tx.exec(
+        select(OperationWait, Operation)
+        .join(Operation, col(Operation.id) == col(OperationWait.operation_id))
+        .where(
+            col(OperationWait.resolved_at).is_(None),
+            col(OperationWait.name).in_(APPROVAL_WAITS),
+            col(Operation.status).not_in(sorted(TERMINAL)),
+        )
+        .order_by(col(OperationWait.reached_at), col(OperationWait.id))
+        .offset(offset)
+        .limit(limit)
+    )
+    return [PendingApproval(op, wait, _pending_event(tx, op.id, wait.event_type)) for wait, op in rows]
+
+
 def events_of(tx: Session, operation_id: str) -> list[OperationEvent]:
     return list(
         tx.exec(
@@ -489,6 +519,7 @@ def events_of(tx: Session, operation_id: str) -> list[OperationEvent]:
 
 
 __all__ = [
+    "APPROVAL_WAITS",
     "CONTROLS",
     "EVENT_TYPE",
     "MAX_EVENT_BYTES",
@@ -499,6 +530,7 @@ __all__ = [
     "InvalidEvent",
     "OperationFinished",
     "Parked",
+    "PendingApproval",
     "UnknownStep",
     "WaitCheck",
     "cancelled",
@@ -511,6 +543,7 @@ __all__ = [
     "next_deadline",
     "parked",
     "pause",
+    "pending_approvals",
     "restart",
     "resume",
     "run_members",
