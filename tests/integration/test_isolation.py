@@ -1,19 +1,30 @@
 """The isolation matrix: two tenants, every role, every tenant endpoint, and the runs behind them.
 
 Endpoints are enumerated from the app's route table, so a new one is covered
-the day it lands (and one whose body or path parameter the matrix does not
-know fails loudly, asking to be taught). A token of tenant A addressing B's
-resources must get 404, exactly like a missing resource, and B's footprint
-(every workspace row, its objects, its purged tags) must not move.
+the day it lands (and one whose path id, body or required query parameter the
+matrix does not know fails loudly, asking to be taught). A token of tenant A
+addressing B's resources must get 404, exactly like a missing resource, and B's
+footprint (every workspace row, its objects, its purged tags) must not move.
+
+Teaching it a new endpoint, one place per kind of value:
+- a path id: seed the real resource in ``_seed_tenant`` and return its id under the parameter's name
+  (``media_id``), or as ``segment/name`` when the name means different things (``site/name``,
+  ``packages/name``); add the name to ``PRIVATE_IDS`` if one tenant's value means nothing in another;
+- a body: ``tenant_bodies`` (an ``Upload`` for multipart endpoints) or ``OPS_BODIES``;
+- a required query parameter: ``tenant_queries``.
+Every value must be one the endpoint would accept, so that a 400 cannot hide what the tenant check answers.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import io
 import re
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import PurePath
@@ -23,6 +34,7 @@ from urllib.parse import quote
 import pytest
 from litestar.handlers import HTTPRouteHandler
 from litestar.routes import HTTPRoute
+from PIL import Image
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
 from prefect.context import FlowRunContext
@@ -30,18 +42,41 @@ from sqlmodel import Session, func, select
 
 from control_plane.db.models import ApiToken
 from control_plane.db.models import Tenant as TenantRow
+from control_plane.http.guards import takes_multipart
 from control_plane.local import PrefectServerHandle
 from tenant_runtime.errors import Forbidden
+from tenant_runtime.lanes.reference import RESEARCH_GRAPH
 from tenant_runtime.workspace import ROLE_PERMISSIONS
 from tests.fixtures.footprint import footprint
 from tests.fixtures.http_errors import assert_error
 from tests.fixtures.stack import Pressroom, Tenant, build_pressroom
+from tests.tenant_runtime.package_kit import Publisher
 
 pytestmark = pytest.mark.integration
 
 ROLES = ("owner", "editor", "viewer")
 TENANT_PREFIX = "/api/tenants/{tenant:str}"
 _PARAM = re.compile(r"\{(\w+):\w+\}")
+# Handler parameters that are not the client's to send (dependencies, the body, the raw request).
+_NOT_QUERY = frozenset({"principal", "services", "data", "request"})
+
+# Path ids that name a resource of one tenant only: in another tenant they must be as missing as a made-up
+# id. (Names such as a lane, a site resource or a revision number exist in every tenant and are not.)
+PRIVATE_IDS = (
+    "document_id",
+    "operation_id",
+    "endpoint_id",
+    "media_id",
+    "brief_id",
+    "migration_id",
+    "backup_id",
+    "key_id",
+)
+LANE = "news"  # a reference lane every site has
+# Fixed once, so that two tables built for different ids differ only where the ids do.
+SOON = (datetime.now(UTC) + timedelta(days=2)).isoformat()
+# A publisher no tenant trusts yet: its key is what a request to trust a new key sends.
+NEWCOMER = Publisher()
 
 
 @dataclass(frozen=True)
@@ -56,12 +91,30 @@ class Endpoint:
 
     @property
     def key(self) -> tuple[str, str]:
-        """(method, path without parameter types), as the body tables name it."""
+        """(method, path without parameter types), as the body and query tables name it."""
         return self.method, _PARAM.sub(r"{\1}", self.template)
 
     @property
     def takes_body(self) -> bool:
         return "data" in self.handler.parsed_fn_signature.parameters
+
+    @property
+    def takes_upload(self) -> bool:
+        return takes_multipart(self.handler)
+
+    @property
+    def required_query(self) -> list[str]:
+        """Query parameters the endpoint cannot answer without (a 400 before any tenant check)."""
+        dependencies = set(self.handler.resolve_dependencies())
+        names = []
+        for name, field in self.handler.parsed_fn_signature.parameters.items():
+            if name in _NOT_QUERY or name in dependencies or name in self.params or field.has_default:
+                continue
+            kwarg = field.kwarg_definition
+            if getattr(kwarg, "header", None) or getattr(kwarg, "cookie", None):
+                continue
+            names.append(getattr(kwarg, "query", None) or name)
+        return names
 
     @property
     def writes(self) -> bool:
@@ -70,12 +123,16 @@ class Endpoint:
     def url(self, values: dict[str, str]) -> str:
         def fill(match: re.Match[str]) -> str:
             name = match.group(1)
-            if name not in values:
-                pytest.fail(
-                    f"{self.method} {self.template}: the isolation matrix does not know what another "
-                    f"tenant's {name!r} is; add it to World.ids"
-                )
-            return quote(values[name], safe="")
+            # The segment before a parameter tells apart names used twice: /site/{name}, /packages/{name}.
+            segment = self.template[: match.start()].rstrip("/").rsplit("/", 1)[-1]
+            for key in (f"{segment}/{name}", name):
+                if key in values:
+                    return quote(values[key], safe="")
+            pytest.fail(
+                f"{self.method} {self.template}: the isolation matrix does not know what another "
+                f"tenant's {name!r} is; seed one in _seed_tenant and add it to World.ids as {name!r} "
+                f"(or {segment + '/' + name!r})"
+            )
 
         return _PARAM.sub(fill, self.template)
 
@@ -94,22 +151,84 @@ def endpoints(room: Pressroom, prefix: str) -> list[Endpoint]:
     return sorted(found, key=str)
 
 
+@dataclass(frozen=True)
+class Upload:
+    """A multipart body (an upload endpoint takes no JSON): sent as ``files``."""
+
+    files: dict[str, tuple[str, bytes, str]]
+
+
+def png() -> bytes:
+    """A real, tiny image: the media library tells a file's type from its bytes."""
+    out = io.BytesIO()
+    Image.new("RGB", (2, 2), (200, 30, 30)).save(out, format="PNG")
+    return out.getvalue()
+
+
 def tenant_bodies(ids: dict[str, str]) -> dict[tuple[str, str], Any]:
     """A body each tenant endpoint would accept, aimed at the tenant named by ``ids``."""
-    soon = (datetime.now(UTC) + timedelta(days=2)).isoformat()
+    t = "/api/tenants/{tenant}"
+    current = int(ids["document_version"])  # the page's current version, as an edit or a release names it
+    operation = f"{t}/operations/{{operation_id}}"
+    lane = f"{t}/lanes/{{lane}}"
     return {
-        ("POST", "/api/tenants/{tenant}/documents"): {"slug": "intruder", "title": "Intruder", "body": "pwned"},
-        ("PUT", "/api/tenants/{tenant}/documents/{document_id}"): {"version": 1, "title": "Defaced"},
-        ("POST", "/api/tenants/{tenant}/documents/{document_id}/publish"): {"confirm": True},
-        ("POST", "/api/tenants/{tenant}/documents/{document_id}/unpublish"): {"confirm": True},
-        ("POST", "/api/tenants/{tenant}/releases"): {
-            "documents": [{"id": ids["document_id"], "version": 1}],
+        ("POST", f"{t}/documents"): {"slug": "intruder", "title": "Intruder", "body": "pwned"},
+        ("PUT", f"{t}/documents/{{document_id}}"): {"version": current, "title": "Defaced"},
+        ("POST", f"{t}/documents/{{document_id}}/publish"): {"confirm": True},
+        ("POST", f"{t}/documents/{{document_id}}/unpublish"): {"confirm": True},
+        ("POST", f"{t}/documents/{{document_id}}/revisions/{{version}}/restore"): {
+            "publish": True,
+            "confirm": True,
+            "version": current,
+        },
+        ("POST", f"{t}/releases"): {"documents": [{"id": ids["document_id"], "version": current}], "confirm": True},
+        ("POST", f"{operation}/reschedule"): {"publish_at": SOON, "confirm": True},
+        ("POST", f"{operation}/pause"): {"confirm": True},
+        ("POST", f"{operation}/resume"): {"confirm": True},
+        ("POST", f"{operation}/terminate"): {"confirm": True},
+        ("POST", f"{operation}/restart"): {"from_step": "apply_release", "confirm": True},
+        ("POST", f"{operation}/events"): {"type": "approval", "payload": {"decision": "approve"}},
+        ("PUT", f"{t}/site/{{name}}"): {"version": 0, "content": [{"label": "Pwned", "href": "/x"}]},
+        ("PUT", f"{t}/settings"): {"title": "Defaced", "timezone": "Europe/Berlin"},
+        ("POST", f"{t}/webhooks"): {"url": "http://127.0.0.1:9/hook"},
+        ("POST", f"{t}/search/rebuild"): {"force": True},
+        ("POST", f"{t}/media"): Upload({"file": ("intruder.png", png(), "image/png")}),
+        ("POST", f"{t}/media/sweep"): {"confirm": True},
+        ("POST", f"{t}/briefs"): {"brief_id": "intruder-brief", "lane": ids["lane"], "title": "Intruder"},
+        ("POST", f"{t}/lanes"): {"name": "intruder", "graph": list(RESEARCH_GRAPH)},
+        ("PUT", f"{lane}/pack"): {"version": 1, "voice": "Pwned"},
+        ("POST", f"{lane}/enabled"): {"enabled": False},
+        ("PUT", f"{lane}/approval"): {"required": True},
+        ("PUT", f"{lane}/budget"): {"budget_micros": 1},
+        ("POST", f"{t}/fields/migrations"): {
+            "kind": "post",
+            "change": "add",
+            "field": "intruder",
+            "type": "text",
             "confirm": True,
         },
-        ("POST", "/api/tenants/{tenant}/operations/{operation_id}/reschedule"): {"publish_at": soon, "confirm": True},
-        ("PUT", "/api/tenants/{tenant}/site/{name}"): {"version": 0, "content": [{"label": "Pwned", "href": "/x"}]},
-        ("POST", "/api/tenants/{tenant}/webhooks"): {"url": "http://127.0.0.1:9/hook"},
-        ("POST", "/api/tenants/{tenant}/search/rebuild"): {"force": True},
+        ("POST", f"{t}/backups"): {"confirm": True},
+        ("POST", f"{t}/imports"): {"backup": {"tenant": ids["tenant"], "id": ids["backup_id"]}, "confirm": True},
+        ("POST", f"{t}/restores"): {"at": ids["restore_point"], "dry_run": False, "confirm": True},
+        ("POST", f"{t}/restores/undo"): {"confirm": True},
+        ("POST", f"{t}/retention/prune"): {"confirm": True},
+        ("PUT", f"{t}/retention/{{entity_type}}"): {"keep_last": 1, "keep_days": 0},
+        ("POST", f"{t}/packages"): {"archive": ids["package_archive"], "confirm": True},
+        ("POST", f"{t}/packages/{{name}}/rollback"): {"confirm": True},
+        ("POST", f"{t}/packages/{{name}}/uninstall"): {"confirm": True},
+        ("POST", f"{t}/package-keys"): {"public_key": NEWCOMER.public_key, "name": "newcomer"},
+        ("POST", f"{t}/package-keys/{{key_id}}/revoke"): {},
+        ("POST", f"{t}/package-keys/{{key_id}}/expire"): {"at": SOON},
+    }
+
+
+def tenant_queries(ids: dict[str, str]) -> dict[tuple[str, str], dict[str, Any]]:
+    """Query parameters an endpoint requires (like the bodies: values it would accept)."""
+    return {
+        ("GET", "/api/tenants/{tenant}/documents/{document_id}/revisions/diff"): {
+            "from": 1,
+            "to": int(ids["document_version"]),
+        },
     }
 
 
@@ -117,6 +236,12 @@ OPS_BODIES: dict[tuple[str, str], Any] = {
     ("POST", "/ops/tenants"): {"slug": "hijack", "name": "Hijack"},
     ("POST", "/ops/tenants/{slug}/tokens"): {"role": "owner"},
     ("PATCH", "/ops/tenants/{slug}/quota"): {"publishes_per_hour": 0},
+    ("PATCH", "/ops/tenants/{slug}/retention"): {"succeeded_days": 1, "failed_days": None},
+    ("PUT", "/ops/tenants/{slug}/media-policy"): {"max_bytes": 1, "retention_days": 0},
+    ("POST", "/ops/tenants/{slug}/move"): {"to": "default", "confirm": True},
+    ("POST", "/ops/package-keys"): {"public_key": NEWCOMER.public_key, "name": "newcomer"},
+    ("POST", "/ops/package-keys/{key_id}/revoke"): {},
+    ("POST", "/ops/package-keys/{key_id}/expire"): {"at": "2030-01-01T00:00:00+00:00"},
 }
 
 
@@ -128,13 +253,49 @@ def body_for(endpoint: Endpoint, bodies: dict[tuple[str, str], Any]) -> Any:
             f"{endpoint}: the isolation matrix has no valid body for this endpoint; add one, or a 400 "
             f"would hide what the tenant check answers"
         )
-    return bodies[endpoint.key]
+    body = bodies[endpoint.key]
+    if endpoint.takes_upload != isinstance(body, Upload):
+        pytest.fail(f"{endpoint}: an upload endpoint takes an Upload (multipart) body, any other one JSON")
+    return body
+
+
+def query_for(endpoint: Endpoint, queries: dict[tuple[str, str], dict[str, Any]]) -> dict[str, Any] | None:
+    missing = [name for name in endpoint.required_query if name not in queries.get(endpoint.key, {})]
+    if missing:
+        pytest.fail(
+            f"{endpoint}: the isolation matrix has no valid value for the required query parameter(s) "
+            f"{missing}; add them to tenant_queries, or a 400 would hide what the tenant check answers"
+        )
+    return queries.get(endpoint.key)
+
+
+def request(
+    room: Pressroom,
+    endpoint: Endpoint,
+    values: dict[str, str],
+    headers: dict[str, str],
+    bodies: dict[tuple[str, str], Any],
+    queries: dict[tuple[str, str], dict[str, Any]],
+) -> Any:
+    """``endpoint`` on the resources named by ``values``, with a body and query it would accept."""
+    url, body, params = endpoint.url(values), body_for(endpoint, bodies), query_for(endpoint, queries)
+    if isinstance(body, Upload):
+        return room.api.request(endpoint.method, url, files=body.files, params=params, headers=headers)
+    return room.api.request(endpoint.method, url, json=body, params=params, headers=headers)
 
 
 def call(room: Pressroom, endpoint: Endpoint, ids: dict[str, str], headers: dict[str, str]) -> Any:
-    """``endpoint`` on the resources named by ``ids``, with a body it would accept."""
-    body = body_for(endpoint, tenant_bodies(ids))
-    return room.api.request(endpoint.method, endpoint.url(ids), json=body, headers=headers)
+    """A tenant ``endpoint`` on the resources named by ``ids``."""
+    return request(room, endpoint, ids, headers, tenant_bodies(ids), tenant_queries(ids))
+
+
+@contextmanager
+def noted(problems: list[str]) -> Iterator[None]:
+    """Record a failed expectation and go on, so that one run names every endpoint that answers wrong."""
+    try:
+        yield
+    except AssertionError as exc:
+        problems.append(str(exc)[:500])
 
 
 @dataclass
@@ -147,40 +308,84 @@ class World:
     a_roles: dict[str, dict[str, str]]
     b_viewer: dict[str, str]
     ids: dict[str, dict[str, str]]
+    ops_ids: dict[str, str]  # the operator API's path ids, besides the tenant's slug
 
     def call(self, endpoint: Endpoint, ids: dict[str, str], headers: dict[str, str]) -> Any:
         return call(self.room, endpoint, ids, headers)
 
 
+def _accepted(response: Any, status: int) -> dict[str, Any]:
+    assert response.status_code == status, response.text
+    return dict(response.json())
+
+
 def _seed_tenant(room: Pressroom, tenant: Tenant) -> dict[str, str]:
-    """A published page and a release scheduled two days ahead: ids that commands could really act on."""
-    hook = room.api.post(
-        f"/api/tenants/{tenant.slug}/webhooks", headers=tenant.headers, json={"url": "http://127.0.0.1:9/private-hook"}
-    )
-    assert hook.status_code == 201, hook.text
-    room.api.post(f"/api/tenants/{tenant.slug}/webhooks/{hook.json()['id']}/disable", headers=tenant.headers)
+    """One real resource of every kind a tenant endpoint names, and the ids to address them.
+
+    A published page, a release scheduled a day ahead, a disabled webhook, an uploaded image, a brief on
+    a reference lane, a field migration, a backup, a trusted publisher key and a package install: ids
+    that commands could really act on. Nothing delivers them (no worker), so they stay as they are.
+    """
+    api, headers, t = room.api, tenant.headers, f"/api/tenants/{tenant.slug}"
+    hook = _accepted(api.post(f"{t}/webhooks", headers=headers, json={"url": "http://127.0.0.1:9/private-hook"}), 201)
+    api.post(f"{t}/webhooks/{hook['id']}/disable", headers=headers)
     page = room.create_document(tenant, "about", title="About", body="Private to this tenant")
     published = room.publish(tenant, page["id"])
+    edited = api.put(f"{t}/documents/{page['id']}", headers=headers, json={"version": 1, "body": "Private, and edited"})
+    assert edited.status_code == 200, edited.text  # a second version, for the revisions diff
     draft = room.create_document(tenant, "draft", title="Draft")
-    release = room.api.post(
-        f"/api/tenants/{tenant.slug}/releases",
-        headers=tenant.headers,
+    release = api.post(
+        f"{t}/releases",
+        headers=headers,
         json={
             "documents": [{"id": draft["id"], "version": 1}],
             "confirm": True,
             "publish_at": (datetime.now(UTC) + timedelta(days=1)).isoformat(),
         },
     )
-    assert release.status_code == 202, release.text
-    assert release.json()["status"] == "scheduled"
+    assert _accepted(release, 202)["status"] == "scheduled"
+    media = _accepted(api.post(f"{t}/media", headers=headers, files={"file": ("logo.png", png(), "image/png")}), 201)
+    # Brief ids are the client's: each tenant's own, so that B's means nothing in A.
+    brief_id = f"brief-{tenant.slug}"
+    _accepted(
+        api.post(f"{t}/briefs", headers=headers, json={"brief_id": brief_id, "lane": LANE, "title": "Brief"}), 202
+    )
+    migration = _accepted(
+        api.post(
+            f"{t}/fields/migrations",
+            headers=headers,
+            json={"kind": "post", "change": "add", "field": "subtitle", "type": "text", "confirm": True},
+        ),
+        202,
+    )
+    backup = _accepted(api.post(f"{t}/backups", headers=headers, json={"confirm": True}), 202)
+    # A publisher per tenant: a key's id is its digest, so one key trusted by both would be both tenants'.
+    publisher = Publisher()
+    key = _accepted(api.post(f"{t}/package-keys", headers=headers, json={"public_key": publisher.public_key}), 201)
+    theme = base64.b64encode(publisher.theme()).decode()
+    _accepted(api.post(f"{t}/packages", headers=headers, json={"archive": theme, "confirm": True}), 202)
+    restore_point = datetime.now(UTC).isoformat()
     return {
         "tenant": tenant.slug,
         "slug": tenant.slug,
         "document_id": page["id"],
+        "version": "1",  # a revision of the page (it has two: published, then edited)
+        "document_version": str(edited.json()["version"]),
         "operation_id": release.json()["operation_id"],
-        "name": "navigation",
         "publish_operation_id": published["operation_id"],
-        "endpoint_id": hook.json()["id"],
+        "endpoint_id": hook["id"],
+        "media_id": media["id"],
+        "brief_id": brief_id,
+        "lane": LANE,
+        "migration_id": migration["operation_id"],
+        "backup_id": backup["backup_id"],
+        "key_id": key["key_id"],
+        "site/name": "navigation",
+        "packages/name": "magazine",
+        "entity_type": "document",
+        "restore_point": restore_point,  # within the site's history: a restore to it is valid
+        # A signed theme the tenant trusts: what an install request would really send.
+        "package_archive": base64.b64encode(publisher.theme(version="1.0.1")).decode(),
     }
 
 
@@ -191,7 +396,11 @@ def world(prefect_server: PrefectServerHandle, tmp_path_factory: pytest.TempPath
         a, b = room.new_tenant("a"), room.new_tenant("b")
         ids = {"a": _seed_tenant(room, a), "b": _seed_tenant(room, b)}
         roles = {role: room.token(a, role) for role in ROLES}
-        yield World(room, a, b, roles, room.token(b, "viewer"), ids)
+        platform_key = _accepted(
+            room.api.post("/ops/package-keys", headers=room.operator, json={"public_key": Publisher().public_key}),
+            201,
+        )
+        yield World(room, a, b, roles, room.token(b, "viewer"), ids, {"key_id": platform_key["key_id"]})
 
 
 @dataclass
@@ -208,12 +417,18 @@ def two_tenants(pressroom: Pressroom) -> Pair:
 
 
 def _refusal(response: Any, role: str, label: str) -> None:
-    """404 not_found; or 403 forbidden for a permission the role lacks, which is checked before any lookup."""
+    """404 not_found (or a resource's own code for a missing row, e.g. ``media_not_found``: the same answer a
+    made-up id gets); or 403 forbidden for a permission the role lacks, which is checked before any lookup."""
     if response.status_code == 403:
         error = assert_error(response, 403, "forbidden", label)
         assert error["details"]["permission"] not in ROLE_PERMISSIONS[role], label
         return
-    assert_error(response, 404, "not_found", label)
+    code = response.json().get("error", {}).get("code", "") if response.status_code == 404 else ""
+    assert_error(response, 404, code if code.endswith("_not_found") else "not_found", label)
+
+
+def _read(answer: Any, label: str) -> None:
+    assert answer.status_code == 200, f"{label}: expected 200, got {answer.status_code}: {answer.text[:300]}"
 
 
 # --- the HTTP matrix ------------------------------------------------------------------------------
@@ -224,52 +439,64 @@ def test_every_tenant_endpoint_answers_another_tenants_token_404_and_changes_not
     matrix = endpoints(room, "/api/tenants/{tenant")
     assert len(matrix) >= 12, [str(e) for e in matrix]
     b_before = footprint(room, world.b.slug)
+    problems: list[str] = []
     # Not vacuous: each URL is real for B itself (its viewer reads it, and is refused only by permission).
     for endpoint in matrix:
-        answer = world.call(endpoint, world.ids["b"], world.b_viewer)
-        if endpoint.writes:
-            assert_error(answer, 403, "forbidden", f"B's viewer {endpoint}")
-        else:
-            assert answer.status_code == 200, (str(endpoint), answer.text[:300])
+        with noted(problems):
+            answer = world.call(endpoint, world.ids["b"], world.b_viewer)
+            if endpoint.writes:
+                assert_error(answer, 403, "forbidden", f"B's viewer {endpoint}")
+            else:
+                _read(answer, f"B's viewer {endpoint}")
 
     for role, headers in world.a_roles.items():
         for endpoint in matrix:
-            answer = world.call(endpoint, world.ids["b"], headers)
-            # Always 404, whatever A's role: the tenant check comes before permissions, so not even a
-            # viewer learns that B's resource exists from a 403.
-            assert_error(answer, 404, "not_found", f"A's {role} → B: {endpoint}")
+            with noted(problems):
+                answer = world.call(endpoint, world.ids["b"], headers)
+                # Always 404, whatever A's role: the tenant check comes before permissions, so not even a
+                # viewer learns that B's resource exists from a 403.
+                assert_error(answer, 404, "not_found", f"A's {role} → B: {endpoint}")
+    assert not problems, "\n".join(problems)
     assert footprint(room, world.b.slug) == b_before, footprint(room, world.b.slug).diff(b_before)
 
 
 def test_a_token_with_its_own_tenant_and_b_ids_gets_404_and_changes_nothing(world: World) -> None:
     room = world.room
-    matrix = [e for e in endpoints(room, "/api/tenants/{tenant") if {"document_id", "operation_id"} & set(e.params)]
-    assert len(matrix) >= 7, [str(e) for e in matrix]
-    mixed = {
-        **world.ids["a"],
-        "document_id": world.ids["b"]["document_id"],
-        "operation_id": world.ids["b"]["operation_id"],
-    }
+    a_ids = world.ids["a"]
+    mixed = {**a_ids, **{name: world.ids["b"][name] for name in PRIVATE_IDS}}
+    # Every endpoint that names one of B's private ids: in its path, or in its body (a release of B's page).
+    matrix = [
+        e
+        for e in endpoints(room, "/api/tenants/{tenant")
+        if set(PRIVATE_IDS) & set(e.params) or body_for(e, tenant_bodies(mixed)) != body_for(e, tenant_bodies(a_ids))
+    ]
+    assert len(matrix) >= 20, [str(e) for e in matrix]
     a_before, b_before = footprint(room, world.a.slug), footprint(room, world.b.slug)
+    problems: list[str] = []
     for role, headers in world.a_roles.items():
         for endpoint in matrix:
-            _refusal(world.call(endpoint, mixed, headers), role, f"A's {role}, A's slug, B's ids: {endpoint}")
-    assert footprint(room, world.b.slug) == b_before
-    assert footprint(room, world.a.slug) == a_before
+            with noted(problems):
+                _refusal(world.call(endpoint, mixed, headers), role, f"A's {role}, A's slug, B's ids: {endpoint}")
+    assert not problems, "\n".join(problems)
+    assert footprint(room, world.b.slug) == b_before, footprint(room, world.b.slug).diff(b_before)
+    assert footprint(room, world.a.slug) == a_before, footprint(room, world.a.slug).diff(a_before)
 
 
 def test_a_viewer_can_read_but_never_write_in_its_own_tenant(world: World) -> None:
     room = world.room
     matrix = endpoints(room, "/api/tenants/{tenant")
     before = footprint(room, world.a.slug)
+    problems: list[str] = []
     for endpoint in matrix:
-        answer = world.call(endpoint, world.ids["a"], world.a_roles["viewer"])
-        if endpoint.writes:
-            error = assert_error(answer, 403, "forbidden", f"A's viewer {endpoint}")
-            assert error["details"]["role"] == "viewer"
-        else:
-            assert answer.status_code == 200, (str(endpoint), answer.text[:300])
-    assert footprint(room, world.a.slug) == before
+        with noted(problems):
+            answer = world.call(endpoint, world.ids["a"], world.a_roles["viewer"])
+            if endpoint.writes:
+                error = assert_error(answer, 403, "forbidden", f"A's viewer {endpoint}")
+                assert error["details"].get("role") == "viewer", f"A's viewer {endpoint}: {error}"
+            else:
+                _read(answer, f"A's viewer {endpoint}")
+    assert not problems, "\n".join(problems)
+    assert footprint(room, world.a.slug) == before, footprint(room, world.a.slug).diff(before)
 
 
 def test_an_editor_publishes_but_cannot_do_site_admin_things(world: World) -> None:
@@ -284,13 +511,15 @@ def test_an_editor_publishes_but_cannot_do_site_admin_things(world: World) -> No
     )
     assert published.status_code == 202
     before = footprint(room, world.a.slug)
-    # No tenant endpoint needs site.admin today; the command layer is where any future one will be
-    # refused, so prove it there with the editor's own principal.
+    # The command layer refuses it, whoever asks (API, dashboard, CLI): prove it there with the editor's own
+    # principal, and through the API on a site.admin endpoint.
     principal = room.services.tokens.resolve(editor["Authorization"])
     with pytest.raises(Forbidden) as refused:
         room.services.site.seed(principal, world.a.slug)
     assert refused.value.details == {"permission": "site.admin", "role": "editor"}
     assert_error(room.api.post(f"/ops/tenants/{world.a.slug}/seed", headers=editor), 403, "forbidden")
+    backup = room.api.post(f"/api/tenants/{world.a.slug}/backups", json={"confirm": True}, headers=editor)
+    assert assert_error(backup, 403, "forbidden")["details"] == {"permission": "site.admin", "role": "editor"}
     assert footprint(room, world.a.slug) == before
 
 
@@ -309,23 +538,25 @@ def test_member_tokens_of_every_role_get_403_from_every_operator_endpoint(world:
     room = world.room
     matrix = endpoints(room, "/ops/")
     assert len(matrix) >= 8, [str(e) for e in matrix]
+    keys_before = room.api.get("/ops/package-keys", headers=room.operator).json()
     before = (_control_plane_rows(room), footprint(room, world.a.slug), footprint(room, world.b.slug))
+    problems: list[str] = []
     for role, headers in world.a_roles.items():
         for target in (world.a.slug, world.b.slug):
             for endpoint in matrix:
-                answer = room.api.request(
-                    endpoint.method,
-                    endpoint.url({"slug": target}),
-                    json=body_for(endpoint, OPS_BODIES),
-                    headers=headers,
-                )
-                assert_error(answer, 403, "forbidden", f"A's {role} → {endpoint} ({target})")
+                with noted(problems):
+                    values = {**world.ops_ids, "slug": target}
+                    answer = request(room, endpoint, values, headers, OPS_BODIES, {})
+                    assert_error(answer, 403, "forbidden", f"A's {role} → {endpoint} ({target})")
+    assert not problems, "\n".join(problems)
     after = (_control_plane_rows(room), footprint(room, world.a.slug), footprint(room, world.b.slug))
     assert after == before
+    assert room.api.get("/ops/package-keys", headers=room.operator).json() == keys_before
     for endpoint in matrix:  # the operator is let through (reads only, to change nothing)
         if not endpoint.writes:
-            answer = room.api.request(endpoint.method, endpoint.url({"slug": world.a.slug}), headers=room.operator)
-            assert answer.status_code == 200, (str(endpoint), answer.text[:300])
+            values = {**world.ops_ids, "slug": world.a.slug}
+            answer = request(room, endpoint, values, room.operator, OPS_BODIES, {})
+            _read(answer, f"the operator: {endpoint}")
 
 
 # --- suspension -----------------------------------------------------------------------------------
@@ -357,16 +588,8 @@ def test_a_suspended_tenant_answers_423_and_its_queue_runs_nothing_until_resumed
     doc = room.create_document(a, "before-suspension")
     committed = room.publish(a, doc["id"])
     run_id = _wait_sent(room, a, committed["operation_id"])["flow_run_id"]
-    hook = room.api.post(f"/api/tenants/{a.slug}/webhooks", headers=a.headers, json={"url": "http://127.0.0.1:9/h"})
-    # Disabled: it exists for the endpoint ids, but no delivery waits on a port nobody listens on.
-    room.api.post(f"/api/tenants/{a.slug}/webhooks/{hook.json()['id']}/disable", headers=a.headers)
-    a_ids = {
-        "tenant": a.slug,
-        "document_id": doc["id"],
-        "operation_id": committed["operation_id"],
-        "name": "navigation",
-        "endpoint_id": hook.json()["id"],
-    }
+    # Real resources for every path id (queued after `committed`, so it is still the first A's queue runs).
+    a_ids = _seed_tenant(room, a)
 
     suspended = room.api.post(f"/ops/tenants/{a.slug}/suspend", headers=room.operator)
     assert suspended.status_code == 200 and suspended.json()["status"] == "suspended"
@@ -375,10 +598,13 @@ def test_a_suspended_tenant_answers_423_and_its_queue_runs_nothing_until_resumed
     before = footprint(room, a.slug)
     commands = [e for e in endpoints(room, "/api/tenants/{tenant") if e.writes]
     assert len(commands) >= 8
+    problems: list[str] = []
     for endpoint in commands:
-        assert_error(call(room, endpoint, a_ids, a.headers), 423, "tenant_suspended", str(endpoint))
+        with noted(problems):
+            assert_error(call(room, endpoint, a_ids, a.headers), 423, "tenant_suspended", str(endpoint))
+    assert not problems, "\n".join(problems)
     assert_error(room.api.post(f"/ops/tenants/{a.slug}/seed", headers=room.operator), 423, "tenant_suspended")
-    assert footprint(room, a.slug) == before
+    assert footprint(room, a.slug) == before, footprint(room, a.slug).diff(before)
 
     room.start_worker(a, b)
     started = time.monotonic()
@@ -390,7 +616,7 @@ def test_a_suspended_tenant_answers_423_and_its_queue_runs_nothing_until_resumed
     assert waiting["status"] == "queued" and waiting["attempts"] == [], waiting
     state = asyncio.run(_run_state(run_id))
     assert state is not None and state.is_scheduled(), state  # Scheduled, or Late: never picked up
-    assert footprint(room, a.slug) == before
+    assert footprint(room, a.slug) == before, footprint(room, a.slug).diff(before)
 
     resumed = room.api.post(f"/ops/tenants/{a.slug}/resume", headers=room.operator)
     assert resumed.status_code == 200 and resumed.json()["status"] == "active"
@@ -425,6 +651,16 @@ def _wait_final(run_id: str, timeout: float = 30) -> Any:
         time.sleep(0.1)
 
 
+def _own_record(operation: dict[str, Any]) -> dict[str, Any]:
+    """The operation as B's runtime records it, which is all a claim could touch.
+
+    Its ``steps`` are joined from Prefect's task runs when it is read, and Prefect records them
+    eventually (a finished step's ``duration_ms`` was seen to go from 0 to 14 after the run ended):
+    comparing them would test Prefect's bookkeeping, not the claim.
+    """
+    return {name: value for name, value in operation.items() if name != "steps"}
+
+
 def test_a_run_on_a_queue_naming_b_is_rejected_at_claim_time_and_touches_nothing(two_tenants: Pair) -> None:
     room, a, b = two_tenants.room, two_tenants.a, two_tenants.b
     room.start_worker(a, b)
@@ -453,7 +689,7 @@ def test_a_run_on_a_queue_naming_b_is_rejected_at_claim_time_and_touches_nothing
     assert state.is_failed() and state.message.startswith("claim_rejected"), state
     assert "serve" in state.message, state.message
 
-    assert room.operation(b, b_op) == b_operation
+    assert _own_record(room.operation(b, b_op)) == _own_record(b_operation)
     assert footprint(room, b.slug) == b_before, footprint(room, b.slug).diff(b_before)
     assert footprint(room, a.slug) == a_before, footprint(room, a.slug).diff(a_before)
 
