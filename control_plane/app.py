@@ -25,6 +25,7 @@ from control_plane.http.guards import decode_strictly, require_json_body, takes_
 from control_plane.http.schemas import StrictStructSchemaPlugin
 from control_plane.lanes.controllers import BriefController, CostController, LaneController
 from control_plane.media.controllers import MediaController, MediaPolicyController
+from control_plane.metrics.controllers import metrics
 from control_plane.operations.controllers import OperationController
 from control_plane.packages.controllers import PackageController, PlatformKeyController
 from control_plane.releases.controllers import ReleaseController
@@ -86,7 +87,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
             await services.close()
 
     app = Litestar(
-        route_handlers=[healthz, *CONTROLLERS, build_dashboard(settings.control_plane)],
+        route_handlers=[healthz, metrics, *CONTROLLERS, build_dashboard(settings.control_plane)],
         state=State({"services": services}),
         dependencies={
             "services": Provide(provide_services, sync_to_thread=False),

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from control_plane.auth import Principal
+from control_plane.metrics.instruments import observe_command
 from control_plane.tenants.services import TenantService
 from dispatch.runtime import CommandResult, RuntimeClient
 from dispatch.runtime import messages as m
@@ -44,6 +45,12 @@ class CommandGate:
         self.runtime = runtime
 
     def execute(self, principal: Principal, command: Command) -> CommandResult:
+        """Run ``command`` for ``principal``, counted by kind and result (``pressroom_commands_total``)."""
+        with observe_command(command.message) as outcome:
+            outcome.result = self._execute(principal, command)
+            return outcome.result
+
+    def _execute(self, principal: Principal, command: Command) -> CommandResult:
         actor = principal.tenant_actor(command.tenant)
         tenant = self.tenants.get(command.tenant)
         if tenant.status != "active":

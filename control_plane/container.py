@@ -15,6 +15,7 @@ from control_plane.documents.services import DocumentService
 from control_plane.fields.services import FieldService
 from control_plane.lanes.services import LaneService
 from control_plane.media.services import MediaService
+from control_plane.metrics.services import MetricsService
 from control_plane.operations.services import OperationService
 from control_plane.packages.services import PackageService, PlatformKeyService
 from control_plane.placement import PlacementService, ShardRouter
@@ -59,6 +60,7 @@ class Services:
     platform_keys: PlatformKeyService
     retention: RetentionService
     fields: FieldService
+    metrics: MetricsService
 
     @classmethod
     def build(
@@ -138,6 +140,14 @@ class Services:
             platform_keys=PlatformKeyService(engine, PlatformKeyring.under(settings.runtime.data_dir)),
             retention=RetentionService(gate, runtime),
             fields=FieldService(gate, runtime),
+            metrics=MetricsService(
+                tenants,
+                placement,
+                prefect,
+                runtime,
+                tenants_per_scrape=settings.control_plane.metrics_tenants_per_scrape,
+                timeout=settings.control_plane.metrics_timeout_seconds,
+            ),
         )
 
     async def close(self) -> None:

@@ -75,6 +75,12 @@ class ControlPlaneSettings(PressroomSettings):
     runtime_timeout_seconds: float = Field(30.0, gt=0, le=600)
     # How long a move waits for the tenant's commands and runs in flight before calling itself off.
     move_drain_seconds: float = Field(60.0, gt=0, le=600)
+    # GET /metrics: a scrape token Prometheus holds instead of an operator token (an operator token works too).
+    metrics_token: SecretStr | None = None
+    # A scrape refreshes the operation figures of at most this many tenants (the longest unrefreshed first);
+    # the others keep their last figures, so 10,000 tenants never mean 10,000 workspaces opened per scrape.
+    metrics_tenants_per_scrape: int = Field(100, ge=0, le=10_000)
+    metrics_timeout_seconds: float = Field(5.0, gt=0, le=60)  # Prefect's and each shard's share of a scrape
 
     @field_validator("log_level", mode="before")
     @classmethod
@@ -99,7 +105,7 @@ class ControlPlaneSettings(PressroomSettings):
             return tuple(Path(p.strip()) for p in value.split(",") if p.strip())
         return value
 
-    @field_validator("session_secret")
+    @field_validator("session_secret", "metrics_token")
     @classmethod
     def _long_enough(cls, value: SecretStr | None) -> SecretStr | None:
         if value is not None and len(value.get_secret_value()) < MIN_SESSION_SECRET:

@@ -395,6 +395,31 @@ class PrefectGateway:
         ]
         return len(runs), max(lateness, default=0.0)
 
+    async def late_by_tenant(self, limit: int) -> dict[str, tuple[int, float]]:
+        runs: list[FlowRun] = []
+        async with self._call() as client:
+            while len(runs) < limit:  # Prefect answers at most _PAGE runs a call
+                page = await client.read_flow_runs(
+                    flow_run_filter=FlowRunFilter(state=FlowRunFilterState(name=FlowRunFilterStateName(any_=["Late"]))),
+                    work_pool_filter=WorkPoolFilter(name=WorkPoolFilterName(any_=[self.settings.work_pool])),
+                    sort=FlowRunSort.EXPECTED_START_TIME_ASC,
+                    limit=min(_PAGE, limit - len(runs)),
+                    offset=len(runs),
+                )
+                runs.extend(page)
+                if len(page) < _PAGE:
+                    break
+        now = datetime.now(UTC)
+        found: dict[str, tuple[int, float]] = {}
+        for run in runs:
+            tenant = self.settings.tenant_of_queue(run.work_queue_name)
+            if tenant is None:
+                continue
+            late = (now - run.expected_start_time).total_seconds() if run.expected_start_time is not None else 0.0
+            count, oldest = found.get(tenant, (0, 0.0))
+            found[tenant] = (count + 1, max(oldest, late))
+        return found
+
     # --- what only the runtime worker asks -------------------------------------------------------------
 
     async def due_runs(self, queue_names: Sequence[str] | None) -> list[FlowRun]:

@@ -180,6 +180,9 @@ class PrefectPort(Protocol):
     async def late_runs(self, tenant: str) -> tuple[int, float]:
         """How many of the tenant's runs are Late, and by how many seconds the oldest is."""
 
+    async def late_by_tenant(self, limit: int) -> dict[str, tuple[int, float]]:
+        """Late runs of the whole pool by tenant (count, seconds the oldest is late), from at most ``limit`` runs."""
+
     async def close(self) -> None:
         """Release the client."""
 

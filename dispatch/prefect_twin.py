@@ -171,6 +171,10 @@ class RecordingPrefect:
         self._record("late_runs", tenant=tenant)
         return self.late.get(tenant, (0, 0.0))
 
+    async def late_by_tenant(self, limit: int) -> dict[str, tuple[int, float]]:
+        self._record("late_by_tenant", limit=limit)
+        return {tenant: late for tenant, late in self.late.items() if late[0]}
+
     def start(self, flow_run_id: str) -> None:
         """The engine took the run and set it Running (a test's stand-in for the worker; not recorded)."""
         run = self.runs[flow_run_id]

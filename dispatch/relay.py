@@ -12,10 +12,12 @@ then applies the tenant's run-control requests (``dispatch/run_control.py``).
 from __future__ import annotations
 
 import asyncio
+import time
 
 import structlog
 
 from dispatch import doorbell
+from dispatch.metrics import RELAY_PASS_SECONDS, RELAY_SENDS
 from dispatch.prefect_port import PrefectPort, RunRequest
 from dispatch.run_control import ControlRelay
 from tenant_runtime import queries
@@ -61,34 +63,43 @@ class Relay:
         """Send every unsent operation of ``tenant`` that may go now; returns how many runs were sent."""
         lock = self._locks.setdefault(tenant, asyncio.Lock())
         async with lock:
+            started = time.perf_counter()
             try:
-                ws = self.factory.open(tenant)
-            except NotFound:
-                return 0
-            sent = 0
-            for send in await asyncio.to_thread(self._plan, ws):
-                ids = [op.id for op in send.operations]
-                bound = log.bind(
-                    tenant=tenant,
-                    operation_id=ids[0],
-                    kind=send.operations[0].kind,
-                    batch_id=send.batch_id,
-                    operations=len(ids),
-                )
-                try:
-                    flow_run_id = await self._send(tenant, send)
-                except Exception as exc:  # the server is down or refused: keep the rows unsent
-                    bound.warning("relay.send_failed", error=str(exc) or type(exc).__name__)
-                    await asyncio.to_thread(_record_failure, ws, ids, str(exc) or type(exc).__name__)
-                    break
-                await asyncio.to_thread(_record_sent, ws, ids, flow_run_id)
-                bound.info("relay.sent", run_id=flow_run_id)
-                sent += 1
-            if sent and self.push:
-                doorbell.ring(self.factory.settings.data_dir, tenant)
-            # Then pause / resume / terminate requests and due waits (dispatch/run_control.py).
-            await self.controls.relay_controls(ws)
-            return sent
+                return await self._relay_tenant(tenant)
+            finally:
+                RELAY_PASS_SECONDS.observe(time.perf_counter() - started)
+
+    async def _relay_tenant(self, tenant: str) -> int:
+        try:
+            ws = self.factory.open(tenant)
+        except NotFound:
+            return 0
+        sent = 0
+        for send in await asyncio.to_thread(self._plan, ws):
+            ids = [op.id for op in send.operations]
+            bound = log.bind(
+                tenant=tenant,
+                operation_id=ids[0],
+                kind=send.operations[0].kind,
+                batch_id=send.batch_id,
+                operations=len(ids),
+            )
+            try:
+                flow_run_id = await self._send(tenant, send)
+            except Exception as exc:  # the server is down or refused: keep the rows unsent
+                RELAY_SENDS.labels(result="failed").inc()
+                bound.warning("relay.send_failed", error=str(exc) or type(exc).__name__)
+                await asyncio.to_thread(_record_failure, ws, ids, str(exc) or type(exc).__name__)
+                break
+            await asyncio.to_thread(_record_sent, ws, ids, flow_run_id)
+            RELAY_SENDS.labels(result="sent").inc()
+            bound.info("relay.sent", run_id=flow_run_id)
+            sent += 1
+        if sent and self.push:
+            doorbell.ring(self.factory.settings.data_dir, tenant)
+        # Then pause / resume / terminate requests and due waits (dispatch/run_control.py).
+        await self.controls.relay_controls(ws)
+        return sent
 
     def _plan(self, ws: Workspace) -> list[Send]:
         # Reads first: the write lock is taken only when waiting publishes can be grouped.

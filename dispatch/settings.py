@@ -73,6 +73,12 @@ class DispatchSettings(PressroomSettings):
     def queue_for(self, tenant: str) -> str:
         return f"tenant-{tenant}"
 
+    def tenant_of_queue(self, queue: str | None) -> str | None:
+        """The tenant whose queue ``queue`` is (None: not a tenant's queue)."""
+        if not queue or not queue.startswith("tenant-"):
+            return None
+        return queue.removeprefix("tenant-") or None
+
     def run_url(self, flow_run_id: str | None) -> str | None:
         return f"{self.ui_url}/runs/flow-run/{flow_run_id}" if flow_run_id else None
 

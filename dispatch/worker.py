@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import time
 from collections import Counter, OrderedDict
 from collections.abc import Coroutine
 from collections.abc import Set as AbstractSet
@@ -27,6 +28,7 @@ from prefect.settings import PREFECT_API_URL, temporary_settings
 from prefect.states import State
 
 from dispatch.doorbell import Doorbell
+from dispatch.metrics import SWEEP_RESCHEDULED, SWEEP_SECONDS, SWEEP_TENANTS
 from dispatch.operation_sync import Claim, OperationSync
 from dispatch.prefect_gateway import PrefectGateway
 from dispatch.prefect_port import RunState
@@ -411,11 +413,20 @@ class RuntimeWorker:
         A tenant found quiet (nothing unsent, nothing delivering) is skipped until its
         workspace files change, so a thousand idle tenants cost a stat() each per sweep.
         """
+        started = time.perf_counter()
+        try:
+            return await self._sweep()
+        finally:
+            SWEEP_SECONDS.observe(time.perf_counter() - started)
+
+    async def _sweep(self) -> int:
         sent = 0
         for tenant in await asyncio.to_thread(self._tenant_list):
             stamp = await asyncio.to_thread(self._workspace_stamp, tenant)
             if stamp is not None and self._quiet.get(tenant) == stamp:
+                SWEEP_TENANTS.labels(outcome="quiet").inc()
                 continue
+            SWEEP_TENANTS.labels(outcome="relayed").inc()
             sent += await self.relay.relay_tenant(tenant)
             busy = await self._resume_stale(tenant)
             if busy or stamp is None:
@@ -451,6 +462,7 @@ class RuntimeWorker:
                 continue
             running.add(flow_run_id)  # a batch's members share one run: reschedule it once
             await self.gateway.reschedule(flow_run_id, utcnow())
+            SWEEP_RESCHEDULED.inc()
             log.warning(
                 "worker.lease_expired_rescheduled", tenant=tenant, operation_id=operation_id, run_id=flow_run_id
             )

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -26,6 +27,7 @@ from prefect.context import TaskRunContext
 from prefect.serializers import PickleSerializer
 
 from flows import probes
+from flows.metrics import STEP_SECONDS
 from flows.runtime import workspace
 from tenant_runtime.errors import Permanent, PressroomError
 from tenant_runtime.workflows import DeliveryItem, Failure
@@ -72,12 +74,15 @@ async def run_step(step: str, tenant: str, fn: Callable[[], T], item: str | None
     if item is None:
         context = TaskRunContext.get()
         item = str(context.parameters.get("run_id")) if context is not None else None
+    started = time.perf_counter()
     try:
         await probes.enter(tenant, step, item)
         result = await asyncio.to_thread(fn)
-    except StepFailed:
+    except StepFailed as exc:
+        _observe(step, started, "permanent" if exc.permanent else "failed")
         raise
     except PressroomError as exc:
+        _observe(step, started, "permanent" if isinstance(exc, Permanent) else "failed")
         retry_after = exc.details.get("retry_after")
         raise StepFailed(
             step,
@@ -87,8 +92,19 @@ async def run_step(step: str, tenant: str, fn: Callable[[], T], item: str | None
             retry_after=float(retry_after) if isinstance(retry_after, int | float) else None,
         ) from None
     except Exception as exc:  # any other failure is treated as transient I/O
+        _observe(step, started, "failed")
         raise StepFailed(step, type(exc).__name__, str(exc) or repr(exc)) from None
-    return guard_result(step, result)
+    try:
+        guarded = guard_result(step, result)
+    except StepFailed:
+        _observe(step, started, "permanent")
+        raise
+    _observe(step, started, "ok")
+    return guarded
+
+
+def _observe(step: str, started: float, outcome: str) -> None:
+    STEP_SECONDS.labels(step=step, outcome=outcome).observe(time.perf_counter() - started)
 
 
 def result_size(value: object) -> int:

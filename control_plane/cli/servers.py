@@ -88,8 +88,18 @@ def worker(
             help="Also run platform runs (nightly fan-outs); default: only a worker of every tenant does.",
         ),
     ] = None,
+    metrics_port: Annotated[
+        int | None,
+        typer.Option(
+            "--metrics-port",
+            envvar="PRESSROOM_WORKER_METRICS_PORT",
+            help="Serve this process's Prometheus metrics (sweep, relay, steps) on 127.0.0.1:PORT/metrics.",
+        ),
+    ] = None,
 ) -> None:
     """Run a runtime worker: executes flow runs of tenant queues in this process."""
+    from prometheus_client import start_http_server
+
     from dispatch.prefect_gateway import PrefectGateway
     from dispatch.worker import RuntimeWorker
     from flows import runtime
@@ -97,6 +107,9 @@ def worker(
 
     settings = settings_from_env()
     logging_from(settings)
+    if metrics_port is not None:
+        # Loopback only: a worker has no credential check of its own (a shard runtime serves /metrics on its API).
+        start_http_server(metrics_port, addr="127.0.0.1")
     factory = WorkspaceFactory(settings.runtime)
     runtime.configure(factory)
 

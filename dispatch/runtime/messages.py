@@ -67,7 +67,7 @@ class ListWebhooks(Message, frozen=True):
 
 
 class GetFigures(Message, frozen=True):
-    """Operator figures of the tenant (unfinished operations)."""
+    """Operator figures of the tenant (unfinished operations, operations by status)."""
 
 
 # --- commands -------------------------------------------------------------------------------------

@@ -162,8 +162,10 @@ def _operations(tx: Session, ws: Workspace, q: m.ListOperations, dispatch: Dispa
 
 @query(m.GetFigures)
 def _figures(tx: Session, ws: Workspace, q: m.GetFigures, dispatch: DispatchSettings) -> TenantFigures:
-    unfinished = tx.exec(select(func.count()).where(col(Operation.status).not_in(TERMINAL))).one()
-    return TenantFigures(unfinished_operations=int(unfinished))
+    rows = tx.exec(select(Operation.status, func.count()).group_by(col(Operation.status))).all()
+    by_status = {str(status): int(count) for status, count in rows}
+    unfinished = sum(count for status, count in by_status.items() if status not in TERMINAL)
+    return TenantFigures(unfinished_operations=unfinished, by_status=by_status)
 
 
 @query(m.ListDocuments)

@@ -1,6 +1,8 @@
 """The internal HTTP API of a shard's runtime (``pressroom runtime --shard NAME``).
 
     GET  /healthz                          liveness, the shard's name and tenant count (no credential)
+    GET  /metrics                          this process's Prometheus registry: relay, sweep, steps (no
+                                           credential, like /healthz: no label names a tenant)
     POST /v1/tenants/{t}/query             {"actor", "query"} → the query's view
     POST /v1/tenants/{t}/command           a Command → CommandResult
     POST /v1/tenants/{t}/drain?timeout=    stop its commands and runs; 200 once nothing is in flight
@@ -23,6 +25,7 @@ import msgspec
 import structlog
 from litestar import Litestar, MediaType, Request, Response, get, post, put
 from litestar.exceptions import HTTPException
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 
 from dispatch.runtime import wire
 from dispatch.runtime.shard import ShardHost
@@ -57,6 +60,10 @@ def create_runtime_app(host: ShardHost, secret: str) -> Litestar:
     @get("/healthz", sync_to_thread=False)
     def healthz() -> Response[bytes]:
         return _json({"status": "ok", "shard": host.name, "tenants": len(host.tenants)})
+
+    @get("/metrics", sync_to_thread=False)
+    def metrics() -> Response[bytes]:
+        return Response(generate_latest(REGISTRY), media_type=CONTENT_TYPE_LATEST)
 
     @post("/v1/tenants/{tenant:str}/query", sync_to_thread=True, status_code=200)
     def query(tenant: str, body: bytes) -> Response[bytes]:
@@ -101,7 +108,7 @@ def create_runtime_app(host: ShardHost, secret: str) -> Litestar:
         return _error(PressroomError("Something went wrong in the tenant runtime; it has been logged."))
 
     return Litestar(
-        route_handlers=[healthz, query, command, drain, export, import_, release, resume],
+        route_handlers=[healthz, metrics, query, command, drain, export, import_, release, resume],
         before_request=authenticate,
         exception_handlers={PressroomError: pressroom_error, HTTPException: http_error, Exception: unexpected},
         openapi_config=None,

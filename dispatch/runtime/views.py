@@ -161,9 +161,10 @@ class MediaPolicyOut(msgspec.Struct):
 
 
 class TenantFigures(msgspec.Struct):
-    """What an operator sees of a tenant's data: operations not finished yet."""
+    """What an operator sees of a tenant's data: operations not finished yet, and operations by status."""
 
     unfinished_operations: int
+    by_status: dict[str, int] = msgspec.field(default_factory=dict)  # {} from a runtime that predates it
 
 
 class DocumentRow(msgspec.Struct):

@@ -95,3 +95,41 @@ def test_an_unreachable_server_is_prefect_unavailable() -> None:
                 await gateway.ensure_queue("acme")
 
     asyncio.run(check())
+
+
+def test_late_runs_of_the_whole_pool_are_read_by_tenant_in_one_call(prefect_server: Any) -> None:
+    from datetime import timedelta
+
+    from prefect.states import Late
+
+    tenant = f"late-{secrets.token_hex(3)}"
+    past = utcnow() - timedelta(minutes=10)
+    requests = [
+        RunRequest(
+            tenant=tenant,
+            workflow=Workflow.PUBLISH_DOCUMENT,
+            parameters=PublishDocumentParameters(
+                tenant=tenant, operation_id=f"op_{secrets.token_hex(4)}", document_id="doc_1", version=1
+            ),
+            idempotency_key=f"late:{secrets.token_hex(6)}",
+            tags=(f"tenant:{tenant}",),
+            scheduled_time=past,
+        )
+        for _ in range(2)
+    ]
+
+    async def check() -> None:
+        async with PrefectGateway(_settings(prefect_server.api_url)) as gateway:
+            await gateway.ensure_deployments()
+            created = [await gateway.create_run(request) for request in requests]
+            async with get_client() as client:
+                # What Prefect's late-runs service does to a run past its start (without waiting for it).
+                for run in created:
+                    await client.set_flow_run_state(run.id, Late(scheduled_time=past), force=True)
+            found = await gateway.late_by_tenant(1000)
+            count, seconds = found[tenant]
+            assert count == 2 and 590 < seconds < 3600
+            for run in created:
+                await gateway.set_state(run.id, RunState.CANCELLED, message="test", force=True)
+
+    asyncio.run(check())

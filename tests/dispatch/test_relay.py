@@ -14,6 +14,7 @@ from tenant_runtime.ids import utcnow
 from tenant_runtime.queries import get_operation
 from tenant_runtime.workflows import Carried, Workflow, run_parameters
 from tenant_runtime.workspace import Actor, Operation, Workspace, WorkspaceFactory
+from tests.fixtures.metrics import this_process, value
 
 OWNER = Actor.for_role("u-owner", "owner")
 
@@ -115,3 +116,29 @@ def test_a_retry_sets_the_same_run_back_to_scheduled_instead_of_creating_one(
     assert len(prefect.called("create_run")) == 1
     [rescheduled] = prefect.called("reschedule")
     assert rescheduled["flow_run_id"] == run_id
+
+
+def test_relay_passes_and_sends_are_counted_in_the_scrape(
+    workspace_factory: WorkspaceFactory, workspace: Workspace
+) -> None:
+    prefect = RecordingPrefect(down=True)
+    relay = _relay(workspace_factory, prefect)
+    _publish(workspace, "news")
+    before = this_process()
+
+    asyncio.run(relay.relay_tenant("acme"))  # Prefect down: the send fails, the row stays unsent
+    prefect.down = False
+    asyncio.run(relay.relay_tenant("acme"))
+    after = this_process()
+
+    assert (
+        value(after, "pressroom_relay_sends_total", result="failed")
+        - value(before, "pressroom_relay_sends_total", result="failed")
+        == 1
+    )
+    assert (
+        value(after, "pressroom_relay_sends_total", result="sent")
+        - value(before, "pressroom_relay_sends_total", result="sent")
+        == 1
+    )
+    assert value(after, "pressroom_relay_pass_seconds_count") - value(before, "pressroom_relay_pass_seconds_count") == 2

@@ -15,6 +15,7 @@ from tenant_runtime.settings import RuntimeSettings
 from tenant_runtime.storage import MemoryStore
 from tenant_runtime.storage.factory import StorageSettings
 from tenant_runtime.workspace import Actor, WorkspaceFactory
+from tests.fixtures.metrics import this_process, value
 
 OWNER = Actor.for_role("u-owner", "owner")
 
@@ -50,3 +51,24 @@ def test_a_quiet_tenant_is_skipped_until_its_workspace_changes(tmp_path: Path) -
         create_document(tx, OWNER, slug="later", title="Later", body="b", kind="page")
     asyncio.run(worker.sweep())
     assert relay.visits.count("quiet") == 2  # its workspace changed: looked at again
+
+
+def test_a_sweep_is_timed_and_counts_the_tenants_it_looked_at_and_skipped(tmp_path: Path) -> None:
+    settings = RuntimeSettings(data_dir=tmp_path, storage=StorageSettings(root=tmp_path / "objects"))
+    factory = WorkspaceFactory(settings, store=MemoryStore(), purger=MemoryPurger())
+    factory.create("quiet")
+    dispatch = DispatchSettings(api_url="http://127.0.0.1:9/api")
+    worker = RuntimeWorker(dispatch, factory, PrefectGateway(dispatch))
+    worker.relay = CountingRelay()  # type: ignore[assignment]
+    before = this_process()
+
+    asyncio.run(worker.sweep())
+    asyncio.run(worker.sweep())  # nothing changed: skipped
+    after = this_process()
+
+    def moved(name: str, **labels: str) -> float:
+        return value(after, name, **labels) - value(before, name, **labels)
+
+    assert moved("pressroom_sweep_seconds_count") == 2
+    assert moved("pressroom_sweep_tenants_total", outcome="relayed") == 1
+    assert moved("pressroom_sweep_tenants_total", outcome="quiet") == 1

@@ -28,6 +28,7 @@ from tenant_runtime.errors import Permanent
 from tenant_runtime.storage import MemoryStore
 from tenant_runtime.workflows import DeliveryItem
 from tenant_runtime.workspace import Workspace, WorkspaceFactory
+from tests.fixtures.metrics import this_process, value
 
 BIG = b"x" * (MAX_RESULT_BYTES + 1)
 
@@ -63,6 +64,25 @@ def test_run_step_refuses_a_large_return_value() -> None:
     with pytest.raises(StepFailed) as raised:
         asyncio.run(run_step("export_tables", "acme", lambda: BIG))
     assert raised.value.code == RESULT_TOO_LARGE and raised.value.step == "export_tables"
+
+
+def test_every_call_of_a_step_is_timed_with_its_outcome() -> None:
+    def transient() -> None:
+        raise OSError("disk busy")
+
+    def permanent() -> None:
+        raise Permanent("bad input")
+
+    before = this_process()
+    asyncio.run(run_step("render_page", "acme", lambda: 1))
+    for call in (transient, permanent):
+        with pytest.raises(StepFailed):
+            asyncio.run(run_step("render_page", "acme", call))
+    after = this_process()
+
+    for outcome in ("ok", "failed", "permanent"):
+        name, labels = "pressroom_step_seconds_count", {"step": "render_page", "outcome": outcome}
+        assert value(after, name, **labels) - value(before, name, **labels) == 1, outcome
 
 
 def _items(n: int) -> tuple[DeliveryItem, ...]:
