@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-import structlog
-from litestar import Litestar, MediaType, Request, get
+from litestar import Litestar, MediaType, get
 from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
@@ -22,6 +20,7 @@ from control_plane.fields.controllers import FieldController
 from control_plane.http.dependencies import provide_principal, provide_services
 from control_plane.http.errors import EXCEPTION_HANDLERS, SECURITY_SCHEMES, document_errors
 from control_plane.http.guards import decode_strictly, require_json_body, takes_multipart
+from control_plane.http.request_log import RequestLog, bind_tenant
 from control_plane.http.schemas import StrictStructSchemaPlugin
 from control_plane.lanes.controllers import BriefController, CostController, LaneController
 from control_plane.media.controllers import MediaController, MediaPolicyController
@@ -66,12 +65,6 @@ async def healthz(state: State) -> dict[str, Any]:
     return {"status": "ok", "prefect_api": services.settings.dispatch.api_url}
 
 
-async def _bind_request(request: Request[Any, Any, Any]) -> None:
-    structlog.contextvars.clear_contextvars()
-    request_id = request.headers.get("x-request-id") or uuid.uuid4().hex
-    structlog.contextvars.bind_contextvars(request_id=request_id[:64], path=request.url.path)
-
-
 def create_app(settings: Settings | None = None, *, services: Services | None = None) -> Litestar:
     settings = settings or Settings.from_env()
     services = services or Services.build(settings)
@@ -95,7 +88,8 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
         },
         exception_handlers=EXCEPTION_HANDLERS,
         guards=[require_json_body, decode_strictly],
-        before_request=_bind_request,
+        before_request=bind_tenant,
+        middleware=[RequestLog],
         lifespan=[lifespan],
         request_max_body_size=settings.control_plane.max_body_bytes,
         openapi_config=OpenAPIConfig(

@@ -93,7 +93,7 @@ class Relay:
                 break
             await asyncio.to_thread(_record_sent, ws, ids, flow_run_id)
             RELAY_SENDS.labels(result="sent").inc()
-            bound.info("relay.sent", run_id=flow_run_id)
+            bound.info("relay.sent", flow_run_id=flow_run_id)
             sent += 1
         if sent and self.push:
             doorbell.ring(self.factory.settings.data_dir, tenant)

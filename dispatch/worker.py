@@ -228,13 +228,15 @@ class RuntimeWorker:
 
     async def _execute(self, flow_run: FlowRun) -> None:
         run_id = str(flow_run.id)
-        bound = log.bind(run_id=run_id)
+        # This task's own context: every line logged for the run, its steps' included, carries its ids.
+        structlog.contextvars.bind_contextvars(flow_run_id=run_id)
+        bound = log
         try:
             workflow, parameters = self._decode(flow_run, await self.gateway.workflow_of(flow_run.deployment_id))
             if spec(workflow).platform:
                 await self._execute_platform(flow_run, workflow, parameters)
                 return
-            bound = bound.bind(tenant=parameters.tenant, operation_id=parameters.operation_id)
+            structlog.contextvars.bind_contextvars(tenant=parameters.tenant, operation_id=parameters.operation_id)
             claim = await asyncio.to_thread(self._claim, flow_run, workflow, parameters)
         except (ClaimRejected, NotFound) as exc:
             bound.warning("worker.claim_rejected", reason=exc.message, details=exc.details)
@@ -316,7 +318,7 @@ class RuntimeWorker:
     async def _parked(self, tenant: str, claimed: list[str], run_id: str) -> None:
         """The run suspended: it now holds no slot; its operations are paused or waiting, or go on at once."""
         parked = await asyncio.to_thread(self.sync.parked, tenant, claimed)
-        bound = log.bind(tenant=tenant, run_id=run_id, operation_id=claimed[0])
+        bound = log.bind(tenant=tenant, flow_run_id=run_id, operation_id=claimed[0])
         if parked.decision == "resume":
             await self.gateway.resume(run_id)  # its event or a resume came while it was suspending
         elif parked.decision == "cancel":
@@ -332,8 +334,8 @@ class RuntimeWorker:
         actor = self._terminating.pop(run_id, "prefect")
         ended = await asyncio.to_thread(self.sync.cancelled, tenant, claimed, actor, "terminated")
         await self.gateway.set_state(run_id, RunState.CANCELLED, message="terminated", force=True)
-        log.info("worker.run_terminated", tenant=tenant, run_id=run_id, operations=len(ended))
-        await self._relay(tenant, log.bind(tenant=tenant, run_id=run_id))
+        log.info("worker.run_terminated", tenant=tenant, flow_run_id=run_id, operations=len(ended))
+        await self._relay(tenant, log.bind(tenant=tenant, flow_run_id=run_id))
 
     async def _reconcile(self, tenant: str, operation_ids: list[str], run_id: str) -> None:
         """Bring operations in step with a run the engine would not (or no longer) run."""
@@ -354,7 +356,7 @@ class RuntimeWorker:
         states = await self.gateway.run_states(list(self._flows))
         for run_id, state in states.items():
             if state == "CANCELLING" and run_id not in self._terminating:
-                log.info("worker.cancel_requested", run_id=run_id)
+                log.info("worker.cancel_requested", flow_run_id=run_id)
                 self.terminate(run_id)
 
     async def _execute_platform(self, flow_run: FlowRun, workflow: Workflow, parameters: RunParameters) -> None:
@@ -364,7 +366,7 @@ class RuntimeWorker:
                 "A platform run belongs on the platform queue, to a platform worker.",
                 details={"queue": flow_run.work_queue_name},
             )
-        bound = log.bind(run_id=str(flow_run.id), flow=workflow.value)
+        bound = log.bind(flow=workflow.value)
         bound.info("worker.platform_run_started")
         state = await run_flow_async(
             flow=FLOWS[workflow], flow_run=flow_run, parameters=run_parameters(parameters), return_type="state"
@@ -378,7 +380,7 @@ class RuntimeWorker:
             try:
                 await asyncio.to_thread(self.sync.heartbeat, tenant, operation_ids, flow_run_id)
             except Exception as exc:  # a missed beat is tolerated; three in a row lose the lease
-                log.warning("worker.heartbeat_failed", tenant=tenant, run_id=flow_run_id, error=str(exc))
+                log.warning("worker.heartbeat_failed", tenant=tenant, flow_run_id=flow_run_id, error=str(exc))
 
     @staticmethod
     def _decode(flow_run: FlowRun, workflow: Workflow | None) -> tuple[Workflow, RunParameters]:
@@ -464,7 +466,7 @@ class RuntimeWorker:
             await self.gateway.reschedule(flow_run_id, utcnow())
             SWEEP_RESCHEDULED.inc()
             log.warning(
-                "worker.lease_expired_rescheduled", tenant=tenant, operation_id=operation_id, run_id=flow_run_id
+                "worker.lease_expired_rescheduled", tenant=tenant, operation_id=operation_id, flow_run_id=flow_run_id
             )
         return busy
 
@@ -490,7 +492,7 @@ class RuntimeWorker:
             if flow_run.id in self._running or not tenant or not self.serves(tenant):
                 continue
             await self.gateway.reschedule(str(flow_run.id), utcnow())
-            log.warning("worker.reclaimed", tenant=tenant, run_id=str(flow_run.id))
+            log.warning("worker.reclaimed", tenant=tenant, flow_run_id=str(flow_run.id))
             reclaimed += 1
         return reclaimed
 

@@ -12,4 +12,5 @@ pytest_plugins = [
     "tests.fixtures.webhook_receiver",
     "tests.fixtures.shards",
     "tests.fixtures.source_server",
+    "tests.fixtures.logs",
 ]

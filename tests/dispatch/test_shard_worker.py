@@ -15,8 +15,9 @@ from dispatch.runtime.shard import ShardTenants
 from dispatch.settings import DispatchSettings
 from dispatch.worker import RuntimeWorker
 from tenant_runtime.errors import ClaimRejected
-from tenant_runtime.workflows import PublishDocumentParameters, Workflow
+from tenant_runtime.workflows import PublishDocumentParameters, Workflow, run_parameters
 from tenant_runtime.workspace import WorkspaceFactory
+from tests.fixtures.logs import JsonLogs
 
 
 class PoolTwin:
@@ -67,3 +68,25 @@ def test_a_run_of_a_tenant_the_shard_does_not_hold_is_refused_at_claim(workspace
         worker._claim(_run("tenant-globex"), Workflow.PUBLISH_DOCUMENT, parameters)
     assert refused.value.details == {"tenant": "globex"}
     assert not workspace_factory.settings.workspace_path("globex").exists()
+
+
+def test_the_lines_a_worker_logs_for_a_run_carry_its_tenant_operation_and_flow_run(
+    workspace_factory: WorkspaceFactory, json_logs: JsonLogs
+) -> None:
+    class Gateway(PoolTwin):
+        async def workflow_of(self, deployment_id: Any) -> Workflow:
+            return Workflow.PUBLISH_DOCUMENT
+
+    gateway = Gateway([])
+    worker = RuntimeWorker(DispatchSettings(), workspace_factory, gateway, tenants=ShardTenants(["acme"]))  # type: ignore[arg-type]
+    parameters = PublishDocumentParameters(tenant="globex", operation_id="op_x", document_id="doc_x", version=1)
+    flow_run = _run("tenant-globex")
+    flow_run.parameters = run_parameters(parameters)
+
+    async def execute() -> None:  # in a task of its own, as the poll starts it
+        await asyncio.create_task(worker._execute(flow_run))
+
+    asyncio.run(execute())
+    [line] = json_logs.events("worker.claim_rejected")
+    assert line["tenant"] == "globex" and line["operation_id"] == "op_x" and line["flow_run_id"] == str(flow_run.id)
+    assert line["level"] == "warning" and gateway.taken == [str(flow_run.id)]  # failed at claim, nothing run
