@@ -70,8 +70,12 @@ def get_operation(tx: Session, operation_id: str) -> Operation:
     return operation
 
 
-def list_operations(tx: Session, *, status: str | None = None, limit: int = 100, offset: int = 0) -> list[Operation]:
+def list_operations(
+    tx: Session, *, status: str | None = None, limit: int = 100, offset: int = 0, kinds: tuple[str, ...] = ()
+) -> list[Operation]:
     query = select(Operation).order_by(col(Operation.created_at).desc(), col(Operation.id).desc())
+    if kinds:
+        query = query.where(col(Operation.kind).in_(kinds))
     if status is not None:
         if status not in STATUSES:
             raise BadRequest("Unknown operation status.", details={"status": status, "allowed": list(STATUSES)})

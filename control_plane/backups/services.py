@@ -8,8 +8,10 @@ from control_plane.auth import Principal
 from control_plane.commands import Command, CommandGate
 from dispatch.runtime import CommandResult, RuntimeClient
 from dispatch.runtime.backups import (
+    BackupHealthOut,
     BackupOut,
     GetBackup,
+    GetBackupHealth,
     ListBackups,
     PlanRestore,
     RequestBackup,
@@ -123,6 +125,12 @@ class BackupService:
         """The site's backups, newest first."""
         actor = self.gate.reader(principal, tenant)
         result: list[BackupOut] = self.runtime.transport.query(tenant, actor, ListBackups(limit=limit, offset=offset))
+        return result
+
+    def health(self, principal: Principal, tenant: str) -> BackupHealthOut:
+        """The nightly chores (last fire, lateness, next fire), the last good backup's age and its alarm."""
+        actor = self.gate.reader(principal, tenant)
+        result: BackupHealthOut = self.runtime.transport.query(tenant, actor, GetBackupHealth())
         return result
 
     def get(self, principal: Principal, tenant: str, backup_id: str) -> BackupOut:

@@ -44,24 +44,29 @@ def to_input(value: datetime, tz: str) -> str:
     return value.astimezone(zone(tz)).strftime(LOCAL_INPUT)
 
 
-def parse_local(text: str, tz: str, *, now: datetime | None = None) -> datetime:
-    """A wall-clock time typed in the site's timezone → the UTC instant; refuses past, > 90 days, nonexistent."""
-    now = now or datetime.now(UTC)
+def wall_clock(text: str, tz: str, *, field: str = "publish_at") -> datetime:
+    """A wall-clock time typed in the site's timezone → the UTC instant; refuses one that does not exist there."""
     raw = text.strip()
     try:
         naive = datetime.strptime(raw[:16], LOCAL_INPUT) if len(raw) >= 16 else None
     except ValueError:
         naive = None
     if naive is None:
-        raise InvalidSchedule("Enter a date and time (e.g. 2027-01-05 09:00).", details={"field": "publish_at"})
+        raise InvalidSchedule("Enter a date and time (e.g. 2027-01-05 09:00).", details={"field": field})
     site = zone(tz)
-    aware = naive.replace(tzinfo=site)
-    when = aware.astimezone(UTC)
+    when = naive.replace(tzinfo=site).astimezone(UTC)
     if when.astimezone(site).replace(tzinfo=None) != naive:
         raise InvalidSchedule(
             f"{naive:%Y-%m-%d %H:%M} does not exist in {tz} (the clocks skip it); pick another time.",
-            details={"field": "publish_at"},
+            details={"field": field},
         )
+    return when
+
+
+def parse_local(text: str, tz: str, *, now: datetime | None = None) -> datetime:
+    """A wall-clock time typed in the site's timezone → the UTC instant; refuses past, > 90 days, nonexistent."""
+    now = now or datetime.now(UTC)
+    when = wall_clock(text, tz)
     if when <= now:
         raise InvalidSchedule(
             f"{local_and_utc(when, tz)} is in the past; pick a time after now.", details={"field": "publish_at"}
@@ -81,4 +86,4 @@ def bounds(tz: str, *, now: datetime | None = None) -> tuple[str, str]:
     return to_input(now + timedelta(minutes=1), tz), to_input(now + MAX_SCHEDULE_AHEAD, tz)
 
 
-__all__ = ["LOCAL_INPUT", "bounds", "local_and_utc", "parse_local", "to_input", "zone"]
+__all__ = ["LOCAL_INPUT", "bounds", "local_and_utc", "parse_local", "to_input", "wall_clock", "zone"]

@@ -45,7 +45,21 @@ def _dollars(micros: int | None) -> str:
     return "—" if micros is None else f"${micros / 1_000_000:,.4f}"
 
 
+def _age(seconds: float | None) -> str:
+    """``3 h 12 min``, ``2 d 4 h`` or ``45 s``: how long ago, or how late."""
+    if seconds is None:
+        return "—"
+    whole = int(max(0.0, seconds))
+    days, hours, minutes = whole // 86400, whole % 86400 // 3600, whole % 3600 // 60
+    if days:
+        return f"{days} d {hours} h"
+    if hours:
+        return f"{hours} h {minutes} min"
+    return f"{minutes} min" if minutes else f"{whole} s"
+
+
 environment.filters["when"] = _when
+environment.filters["age"] = _age
 environment.filters["dollars"] = _dollars
 environment.filters["local"] = local_and_utc  # {{ op.scheduled_for | local(settings.timezone) }}
 

@@ -30,11 +30,18 @@ class OperationService:
         self.prefect = prefect
 
     def list(
-        self, principal: Principal, tenant: str, *, status: str | None = None, limit: int = 100, offset: int = 0
+        self,
+        principal: Principal,
+        tenant: str,
+        *,
+        status: str | None = None,
+        limit: int = 100,
+        offset: int = 0,
+        kinds: tuple[str, ...] = (),
     ) -> list[OperationOut]:
-        """Operations of the site, newest first."""
+        """Operations of the site (of ``kinds`` only, if given), newest first."""
         return self.runtime.operations(
-            tenant, self.gate.reader(principal, tenant), status=status, limit=limit, offset=offset
+            tenant, self.gate.reader(principal, tenant), status=status, limit=limit, offset=offset, kinds=kinds
         )
 
     def get(self, principal: Principal, tenant: str, operation_id: str) -> OperationOut:

@@ -71,10 +71,17 @@ class RuntimeClient:
         return result
 
     def operations(
-        self, tenant: str, actor: m.ActorRef, *, status: str | None = None, limit: int = 100, offset: int = 0
+        self,
+        tenant: str,
+        actor: m.ActorRef,
+        *,
+        status: str | None = None,
+        limit: int = 100,
+        offset: int = 0,
+        kinds: tuple[str, ...] = (),
     ) -> list[OperationOut]:
         result: list[OperationOut] = self.transport.query(
-            tenant, actor, m.ListOperations(status=status, limit=limit, offset=offset)
+            tenant, actor, m.ListOperations(status=status, limit=limit, offset=offset, kinds=kinds)
         )
         return result
 

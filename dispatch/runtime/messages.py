@@ -52,6 +52,7 @@ class ListOperations(Message, frozen=True):
     status: str | None = None
     limit: int = 100
     offset: int = 0
+    kinds: tuple[str, ...] = ()  # only these kinds of operation (empty: every kind)
 
 
 class GetOperation(Message, frozen=True):

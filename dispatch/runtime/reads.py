@@ -156,7 +156,7 @@ def _operations(tx: Session, ws: Workspace, q: m.ListOperations, dispatch: Dispa
     titles: dict[str, str | None] = {}
     return [
         operation_out(tx, op, dispatch, titles=titles)
-        for op in queries.list_operations(tx, status=q.status, limit=q.limit, offset=q.offset)
+        for op in queries.list_operations(tx, status=q.status, limit=q.limit, offset=q.offset, kinds=q.kinds)
     ]
 
 
