@@ -5,6 +5,8 @@ per fire (``flows/chores.py``, on its own deployment) calls ``fan_out`` for
 every tenant; for each it decides, in one transaction of that tenant:
 
 - ``exists``: this fire was handled already (a double fire, a restarted fan-out): nothing twice;
+- ``skipped_suspended``: the tenant is suspended (``tenant_runtime.workspace.service``): recorded, nothing queued;
+  a deleted tenant is ``skipped_deleted`` without its workspace being opened at all (``fan_out_tenants``);
 - ``skipped_late``: a newer fire is already due (the runs of an outage): only the latest fire runs,
   the skipped ones are recorded;
 - ``skipped_unchanged``: the chore has nothing to do (a backup of a site unchanged since its last good backup);
@@ -12,18 +14,22 @@ every tenant; for each it decides, in one transaction of that tenant:
   (a stable hash of chore and tenant, so 10,000 tenants do not all start in the same second); an older
   fire of the chore still waiting for its slot is cancelled (skipped_late): the newest runs instead.
 
-``health`` says per tenant what the last fire did, how late its chore is, and
+``fan_out_tenants`` runs a batch of tenants (the fan-out flow's step, and the
+benchmark's), counting each decision and naming the tenants skipped for their
+status. ``health`` says per tenant what the last fire did, how late its chore is, and
 (for backups) the age of the last good backup and whether it alarms (26 h).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+import structlog
 from cronsim import CronSim
 from sqlmodel import Session, col, func, select
 
@@ -37,9 +43,15 @@ from tenant_runtime.ids import as_utc
 from tenant_runtime.lifecycle.catalog import last_good_backup
 from tenant_runtime.lifecycle.restore import history_start
 from tenant_runtime.operation_states import CANCELLED, SCHEDULED, settled
+from tenant_runtime.settings import RuntimeSettings
 from tenant_runtime.workspace import ChoreRun, EntityHistory, Operation, Workspace
+from tenant_runtime.workspace.service import ACTIVE, DELETED, SUSPENDED, service_status
 
 QUEUED, SKIPPED_LATE, SKIPPED_UNCHANGED, EXISTS = "queued", "skipped_late", "skipped_unchanged", "exists"
+SKIPPED_SUSPENDED, SKIPPED_DELETED, FAILED = "skipped_suspended", "skipped_deleted", "failed"
+# How many tenants a fan-out's result names per skip (the counts are always whole; the result stays small).
+NAMED_SKIPS = 100
+log = structlog.get_logger("pressroom.chores")
 BACKUP_ALARM = timedelta(hours=26)
 
 
@@ -117,13 +129,18 @@ def chore(name: str) -> Chore:
         raise NotFound("No such chore.", details={"chore": name, "chores": sorted(CHORES)}) from None
 
 
-def fan_out(ws: Workspace, chore: Chore, fire: datetime, now: datetime) -> str:
-    """Decide (and record) what fire ``fire`` of ``chore`` does for this tenant; the decision."""
+def fan_out(ws: Workspace, chore: Chore, fire: datetime, now: datetime, *, status: str = ACTIVE) -> str:
+    """Decide (and record) what fire ``fire`` of ``chore`` does for this tenant (whose service status is
+    ``status``); the decision."""
     fire, now = as_utc(fire), as_utc(now)
     date = fire_date(fire)
     with ws.transaction() as tx:
         if tx.exec(select(ChoreRun.id).where(ChoreRun.chore == chore.name, ChoreRun.fire_date == date)).first():
             return EXISTS
+        if status != ACTIVE:
+            # Recorded, so its health says why nothing ran tonight; resumed later the same night, the
+            # tenant's next chance is the next fire (this one is handled).
+            return _record(tx, chore, fire, SKIPPED_SUSPENDED, reason=f"the tenant is {status}")
         latest = chore.latest_fire(now)
         if fire < latest:
             return _record(
@@ -142,6 +159,34 @@ def fan_out(ws: Workspace, chore: Chore, fire: datetime, now: datetime) -> str:
         due = max(fire, now) + chore.offset(ws.tenant)
         operation = chore.enqueue(tx, ws.tenant, due, chore.key(ws.tenant, fire))
         return _record(tx, chore, fire, QUEUED, due_at=due, operation_id=operation.id)
+
+
+def fan_out_tenants(
+    settings: RuntimeSettings,
+    open_workspace: Callable[[str], Workspace],
+    tenants: Iterable[str],
+    chore: Chore,
+    fire: datetime,
+    now: datetime,
+) -> dict[str, Any]:
+    """One fire for each of ``tenants``: active ones decided by ``fan_out``, suspended ones recorded as skipped,
+    deleted ones skipped without opening their workspace; each decision's count and the skipped tenants' names."""
+    decisions: Counter[str] = Counter()
+    skipped: dict[str, list[str]] = {SUSPENDED: [], DELETED: []}
+    for slug in tenants:
+        status = service_status(settings, slug)
+        if status == DELETED:
+            decision = SKIPPED_DELETED
+        else:
+            try:
+                decision = fan_out(open_workspace(slug), chore, fire, now, status=status)
+            except Exception as exc:  # one tenant's broken workspace must not hold the others back
+                log.warning("chore.fan_out_failed", tenant=slug, chore=chore.name, error=str(exc))
+                decision = FAILED
+        decisions[decision] += 1
+        if decision in (SKIPPED_SUSPENDED, SKIPPED_DELETED) and len(skipped[status]) < NAMED_SKIPS:
+            skipped[status].append(slug)
+    return {"decisions": dict(decisions), "skipped": skipped}
 
 
 def _record(
@@ -232,12 +277,17 @@ __all__ = [
     "BACKUP_ALARM",
     "CHORES",
     "EXISTS",
+    "FAILED",
+    "NAMED_SKIPS",
     "QUEUED",
+    "SKIPPED_DELETED",
     "SKIPPED_LATE",
+    "SKIPPED_SUSPENDED",
     "SKIPPED_UNCHANGED",
     "Chore",
     "chore",
     "fan_out",
+    "fan_out_tenants",
     "fire_date",
     "health",
     "site_unchanged_since_last_backup",

@@ -196,6 +196,14 @@ class TenantService:
                 "Prefect is unreachable; the queue was not changed. Try again.",
                 details={"error": str(exc) or type(exc).__name__},
             ) from None
+        # Then the tenant's runtime, which the nightly fan-out asks (it skips a tenant that is not active).
+        await asyncio.to_thread(
+            self.runtime.execute,
+            slug,
+            m.Command(
+                actor=operator.actor_ref(slug), scope="tenants.status", message=m.SetServiceStatus(status=status)
+            ),
+        )
         return self.out(await asyncio.to_thread(self._write, actions.set_status, operator, slug, status))
 
     def set_quota(self, operator: Principal, slug: str, publishes_per_hour: int) -> TenantOut:

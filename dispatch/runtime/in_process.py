@@ -25,6 +25,7 @@ from tenant_runtime.actions.site import configure_site
 from tenant_runtime.errors import QuotaExceeded
 from tenant_runtime.ids import as_utc, utcnow
 from tenant_runtime.workspace import Actor, Operation, WorkspaceFactory
+from tenant_runtime.workspace.service import set_service_status
 
 
 def _actor(ref: m.ActorRef) -> Actor:
@@ -52,6 +53,8 @@ class InProcessRuntime:
         actor = _actor(command.actor)
         if isinstance(command.message, m.CreateWorkspace):
             return self._create_workspace(tenant, actor, command.message)
+        if isinstance(command.message, m.SetServiceStatus):
+            return self._set_service_status(tenant, actor, command.message)
         handler = CHANGES[type(command.message)]
         ws = self.factory.open(tenant)
         digest = idempotency.request_hash({"scope": command.scope, "payload": msgspec.to_builtins(command.message)})
@@ -78,6 +81,14 @@ class InProcessRuntime:
         with ws.transaction() as tx:
             state = configure_site(tx, actor, title=command.title)
         return CommandResult(201, {"tenant": tenant, "title": state.title})
+
+    def _set_service_status(self, tenant: str, actor: Actor, command: m.SetServiceStatus) -> CommandResult:
+        """Beside the workspace, not in it (``tenant_runtime.workspace.service``): no transaction, no audit row
+        here (the control plane audits the operator's change)."""
+        actor.require("site.admin")
+        self.factory.open(tenant)  # a tenant of this runtime, or NotFound
+        before = set_service_status(self.factory.settings, tenant, command.status)
+        return CommandResult(200, {"tenant": tenant, "status": command.status, "before": before})
 
 
 def _check_quota(tx: Session, quota: m.Quota) -> None:

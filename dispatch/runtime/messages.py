@@ -265,6 +265,13 @@ class CreateWorkspace(Message, frozen=True):
     title: str
 
 
+class SetServiceStatus(Message, frozen=True):
+    """Record the tenant's status on its runtime (``active | suspended | deleted``): the operator's suspend or
+    resume, so the nightly fan-out skips a tenant that is not active."""
+
+    status: str
+
+
 class FindDocuments(Message, frozen=True):
     """One page of documents for the dashboard: title/slug search, status (draft, published, changed,
     scheduled) and kind filters, with the total that match."""
@@ -367,6 +374,7 @@ __all__ = [
     "SeedSite",
     "SendOperationEvent",
     "SetMediaPolicy",
+    "SetServiceStatus",
     "SetWebhookEnabled",
     "SweepMedia",
     "TerminateOperation",

@@ -52,7 +52,7 @@ class ChoreRun(WorkspaceModel, table=True):
     fire_date: str  # YYYY-MM-DD, UTC
     fired_at: datetime  # the schedule's fire time
     due_at: datetime | None = None  # this tenant's slot in the chore's window
-    decision: str  # queued | skipped_unchanged | skipped_late
+    decision: str  # queued | skipped_unchanged | skipped_late | skipped_suspended
     operation_id: str | None = Field(default=None, index=True)
     reason: str | None = None
     created_at: datetime = Field(default_factory=utcnow)

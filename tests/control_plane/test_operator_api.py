@@ -13,6 +13,8 @@ from litestar.testing import TestClient
 from control_plane.app import create_app
 from control_plane.container import Services
 from dispatch.prefect_twin import RecordingPrefect
+from tenant_runtime.settings import RuntimeSettings
+from tenant_runtime.workspace.service import service_status
 from tests.fixtures.http_errors import assert_error
 from tests.fixtures.stack import OPERATOR_TOKEN, make_settings
 
@@ -23,6 +25,7 @@ OPERATOR = {"Authorization": f"Bearer {OPERATOR_TOKEN}"}
 class Ops:
     api: TestClient[Any]
     prefect: RecordingPrefect
+    runtime: RuntimeSettings
 
     def audit(self, **query: str) -> list[dict[str, Any]]:
         response = self.api.get("/ops/audit", params=query, headers=OPERATOR)
@@ -36,7 +39,7 @@ def ops(tmp_path: Path) -> Iterator[Ops]:
     prefect = RecordingPrefect()
     services = Services.build(settings, prefect=prefect, relay_prefect=RecordingPrefect())
     with TestClient(create_app(settings, services=services)) as api:
-        yield Ops(api, prefect)
+        yield Ops(api, prefect, settings.runtime)
 
 
 def _member(ops: Ops, slug: str, role: str = "owner") -> dict[str, str]:
@@ -63,7 +66,9 @@ def test_operator_writes_are_audited_with_dotted_names_and_readable_by_filter(op
     _member(ops, "acme")
     ops.api.patch("/ops/tenants/acme/quota", json={"publishes_per_hour": 5}, headers=OPERATOR)
     ops.api.post("/ops/tenants/acme/suspend", headers=OPERATOR)
+    assert service_status(ops.runtime, "acme") == "suspended"  # the runtime knows (the nightly fan-out asks it)
     ops.api.post("/ops/tenants/acme/resume", headers=OPERATOR)
+    assert service_status(ops.runtime, "acme") == "active"
 
     audit = ops.audit()
     assert [e["action"] for e in audit] == [
@@ -92,6 +97,7 @@ def test_a_suspension_prefect_cannot_apply_changes_and_audits_nothing(ops: Ops) 
     assert_error(ops.api.post("/ops/tenants/acme/suspend", headers=OPERATOR), 503, "unavailable")
 
     assert ops.api.get("/ops/tenants/acme", headers=OPERATOR).json()["status"] == "active"
+    assert service_status(ops.runtime, "acme") == "active"
     assert "tenant.suspend" not in [e["action"] for e in ops.audit()]
 
 

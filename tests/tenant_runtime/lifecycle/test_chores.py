@@ -8,7 +8,8 @@ from datetime import UTC, datetime, timedelta
 from sqlmodel import select
 
 from tenant_runtime import chores
-from tenant_runtime.workspace import ChoreRun, Operation, Workspace
+from tenant_runtime.workspace import ChoreRun, Operation, Workspace, WorkspaceFactory, list_tenants
+from tenant_runtime.workspace.service import set_service_status
 from tests.tenant_runtime.content import publish
 from tests.tenant_runtime.lifecycle.helpers import back_up
 
@@ -69,3 +70,57 @@ def test_health_shows_the_last_good_backups_age_and_alarms_after_26_hours(worksp
     assert fresh["alarm"] is False and fresh["last_good_backup_age_seconds"] < 60
     assert stale["alarm"] is True and stale["last_good_backup_age_seconds"] > 26 * 3600
     assert stale["chores"]["export_backup"]["lateness_seconds"] > 0  # the night's backup is due and not done
+
+
+def test_a_fire_queues_only_active_tenants_and_its_result_names_the_suspended_and_deleted_ones(
+    workspace_factory: WorkspaceFactory,
+) -> None:
+    settings = workspace_factory.settings
+    for slug in ("acme", "globex", "hooli", "initech"):
+        workspace_factory.create(slug)
+    set_service_status(settings, "globex", "suspended")
+    set_service_status(settings, "hooli", "deleted")
+    set_service_status(settings, "initech", "suspended")
+    set_service_status(settings, "initech", "active")  # resumed: an active tenant like any other
+    opened: list[str] = []
+
+    def open_workspace(slug: str) -> Workspace:
+        opened.append(slug)
+        return workspace_factory.open(slug)
+
+    now = FIRE + timedelta(seconds=5)
+    result = chores.fan_out_tenants(settings, open_workspace, list_tenants(settings), BACKUP, FIRE, now)
+
+    assert result["decisions"] == {"queued": 2, "skipped_suspended": 1, "skipped_deleted": 1}
+    assert result["skipped"] == {"suspended": ["globex"], "deleted": ["hooli"]}
+    assert "hooli" not in opened  # a deleted tenant's workspace is not even opened
+    for slug, queued in (("acme", 1), ("globex", 0), ("initech", 1)):
+        with workspace_factory.open(slug).reader() as tx:
+            kinds = [o.kind for o in tx.exec(select(Operation))]
+        assert kinds == ["backup"] * queued, slug
+    [skip] = _runs(workspace_factory.open("globex"))
+    assert skip.decision == "skipped_suspended" and skip.reason == "the tenant is suspended"
+    assert skip.operation_id is None
+    with workspace_factory.open("hooli").reader() as tx:
+        assert list(tx.exec(select(ChoreRun))) == []
+
+    # A double fire: the active ones exist, the suspended one's skip is recorded already, the deleted one is skipped.
+    again = chores.fan_out_tenants(settings, open_workspace, list_tenants(settings), BACKUP, FIRE, now)
+    assert again["decisions"] == {"exists": 3, "skipped_deleted": 1}
+    assert again["skipped"] == {"suspended": [], "deleted": ["hooli"]}
+
+
+def test_one_broken_workspace_is_counted_failed_and_the_others_still_fan_out(
+    workspace_factory: WorkspaceFactory,
+) -> None:
+    settings = workspace_factory.settings
+    for slug in ("acme", "globex"):
+        workspace_factory.create(slug)
+
+    def open_workspace(slug: str) -> Workspace:
+        if slug == "acme":
+            raise OSError("disk gone")
+        return workspace_factory.open(slug)
+
+    result = chores.fan_out_tenants(settings, open_workspace, ["acme", "globex"], BACKUP, FIRE, FIRE)
+    assert result["decisions"] == {"failed": 1, "queued": 1}
