@@ -19,6 +19,8 @@ _STATIC = files("control_plane.dashboard").joinpath("static")
 _CSS = _STATIC.joinpath("dashboard.css").read_text(encoding="utf-8")
 # htmx 2.0.11 (0BSD, static/htmx.LICENSE), vendored: the dashboard loads nothing from elsewhere.
 _HTMX = _STATIC.joinpath("htmx.min.js").read_text(encoding="utf-8")
+# Drag-and-drop upload with a progress bar (plain JS, no framework); without it the form posts as usual.
+_UPLOAD = _STATIC.joinpath("media-upload.js").read_text(encoding="utf-8")
 
 
 class AuthPages(Controller):
@@ -77,6 +79,16 @@ class AuthPages(Controller):
     async def htmx(self) -> str:
         """htmx, for partial updates (search as you type, live preview, live delivery status)."""
         return _HTMX
+
+    @get(
+        "/static/media-upload.js",
+        media_type="text/javascript",
+        opt={"skip_session": True},
+        response_headers=[ResponseHeader(name="Cache-Control", value="public, max-age=3600")],
+    )
+    async def media_upload(self) -> str:
+        """The media library's drag-and-drop upload with progress (an enhancement of the plain form)."""
+        return _UPLOAD
 
 
 __all__ = ["AuthPages"]

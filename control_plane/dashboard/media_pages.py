@@ -1,6 +1,7 @@
-"""The media library: a searchable grid, upload, soft delete into the trash and restore from it — the
-media service of the tenant API (type told from the bytes, the tenant's size limit, nothing stored on a
-refusal)."""
+"""The media library: a searchable grid, upload (drag and drop with progress, or the plain form), soft delete
+into the trash and restore from it, and each file's page saying where it is used — the media service of the
+tenant API (type told from the bytes, the tenant's size limit, nothing stored on a refusal; "where used" is
+the reference scan the sweep trusts)."""
 
 from __future__ import annotations
 
@@ -12,12 +13,13 @@ from litestar.params import Body, Parameter
 
 from control_plane.auth import Principal
 from control_plane.container import Services
+from control_plane.dashboard.commands import command_redirect
 from control_plane.dashboard.context import site_for
 from control_plane.dashboard.forms import new_form_key
 from control_plane.dashboard.views import error_message, flash_error, notice, page, see_other, url
 from control_plane.http.guards import MULTIPART
 from control_plane.media.schemas import MediaUpload
-from tenant_runtime.errors import PressroomError
+from tenant_runtime.errors import BadRequest, PressroomError
 
 PAGE = 48
 
@@ -71,6 +73,21 @@ class MediaPages(Controller):
         )
         return see_other(url("sites", tenant, "media"))
 
+    @get("/{media_id:str}", sync_to_thread=True)
+    def item(
+        self, request: Request[Any, Any, Any], tenant: str, media_id: str, signed_in: Principal, services: Services
+    ) -> Response[str]:
+        """One file: its facts, how to embed it, and where it is used (documents now, versions still kept)."""
+        media = services.media.get(signed_in, tenant, media_id)
+        return page(
+            request,
+            "media_item.html",
+            principal=signed_in,
+            site=site_for(services, signed_in, tenant),
+            settings=services.site.settings(signed_in, tenant),
+            item=media,
+        )
+
     @post("/{media_id:str}/{change:str}", sync_to_thread=True)
     def change(
         self,
@@ -82,18 +99,23 @@ class MediaPages(Controller):
         services: Services,
     ) -> Response[Any]:
         """Move a file to the trash (still served until swept) or back out of it."""
-        try:
-            if change == "delete":
-                services.media.delete(signed_in, tenant, media_id)
-                notice(request, f"{media_id} is in the trash; restore it before its retention ends.")
-                return see_other(url("sites", tenant, "media"))
-            if change == "restore":
-                services.media.restore(signed_in, tenant, media_id)
-                notice(request, f"{media_id} is restored.")
-                return see_other(url("sites", tenant, "media") + "?state=deleted")
-        except PressroomError as exc:
-            flash_error(request, exc)
-        return see_other(url("sites", tenant, "media"))
+        library = url("sites", tenant, "media")
+        if change == "delete":
+            return command_redirect(
+                request,
+                library,
+                lambda: services.media.delete(signed_in, tenant, media_id),
+                lambda _: f"{media_id} is in the trash; restore it before its retention ends.",
+            )
+        if change == "restore":
+            return command_redirect(
+                request,
+                library + "?state=deleted",
+                lambda: services.media.restore(signed_in, tenant, media_id),
+                lambda _: f"{media_id} is restored.",
+            )
+        flash_error(request, BadRequest("Move to the trash or restore.", details={"change": change}))
+        return see_other(library)
 
     @staticmethod
     def _page(

@@ -73,7 +73,8 @@ class MediaController(Controller):
 
     @get("/{media_id:str}", sync_to_thread=True)
     def read(self, tenant: str, media_id: str, principal: Principal, services: Services) -> MediaOut:
-        """One file (live or in the trash)."""
+        """One file (live or in the trash) and where it is used: ``used_by`` lists the documents and the versions
+        still in retention naming it (in the body or a custom field), the same scan the sweep trusts."""
         return services.media.get(principal, tenant, media_id)
 
     @delete("/{media_id:str}", sync_to_thread=True, status_code=200)

@@ -8,11 +8,12 @@ from sqlmodel import Session
 from dispatch.runtime import messages as m
 from dispatch.runtime.changes import accepted
 from dispatch.runtime.handlers import Effect, command, query
-from dispatch.runtime.views import MediaOut, MediaPolicyOut
+from dispatch.runtime.views import MediaOut, MediaPolicyOut, MediaReferenceOut
 from dispatch.settings import DispatchSettings
 from tenant_runtime.actions import media as actions
 from tenant_runtime.ids import as_utc
 from tenant_runtime.media import library
+from tenant_runtime.media.references import references_to
 from tenant_runtime.workspace import Actor, Media, MediaPolicy, Workspace
 
 
@@ -50,9 +51,18 @@ def _list(tx: Session, ws: Workspace, q: m.ListMedia, dispatch: DispatchSettings
     return [media_out(ws, media, retention) for media in found]
 
 
+# References listed when reading one file (the same scan as the sweep's, so "unused" here means sweepable).
+USED_BY_LIMIT = 50
+
+
 @query(m.GetMedia)
 def _get(tx: Session, ws: Workspace, q: m.GetMedia, dispatch: DispatchSettings) -> MediaOut:
-    return media_out(ws, library.get_media(tx, q.media_id), library.policy(tx).retention_days)
+    media = library.get_media(tx, q.media_id)
+    found = references_to(tx, ws.store, [media.id], limit=USED_BY_LIMIT + 1)[media.id]
+    out = media_out(ws, media, library.policy(tx).retention_days)
+    out.used_by = [msgspec.convert(r.as_dict(), MediaReferenceOut) for r in found[:USED_BY_LIMIT]]
+    out.used_by_more = len(found) > USED_BY_LIMIT
+    return out
 
 
 @query(m.GetMediaPolicy)
@@ -86,4 +96,4 @@ def _sweep(tx: Session, ws: Workspace, actor: Actor, c: m.SweepMedia) -> Effect:
     return accepted(ws, actions.request_sweep(tx, ws.tenant, actor))
 
 
-__all__ = ["media_out", "policy_out"]
+__all__ = ["USED_BY_LIMIT", "media_out", "policy_out"]

@@ -138,6 +138,17 @@ class WebhookOut(msgspec.Struct):
     secret: str | None = None  # only in the answer to registration
 
 
+class MediaReferenceOut(msgspec.Struct):
+    """A document naming a media file: as it is now (``version`` None) or a version still in retention;
+    in its body and/or in the custom fields ``fields`` lists."""
+
+    document_id: str
+    slug: str
+    version: int | None
+    in_body: bool
+    fields: list[str]
+
+
 class MediaOut(msgspec.Struct):
     id: str
     name: str
@@ -153,6 +164,10 @@ class MediaOut(msgspec.Struct):
     deleted_at: datetime | None = None
     # When a deleted file's retention ends: restorable until then, swept after.
     purge_after: datetime | None = None
+    # Where it is used (the reading of one file only; None in listings): the documents and kept versions
+    # naming it, at most ``USED_BY_LIMIT``; ``used_by_more`` says the list was cut there.
+    used_by: list[MediaReferenceOut] | None = None
+    used_by_more: bool = False
 
 
 class MediaPolicyOut(msgspec.Struct):
@@ -227,6 +242,7 @@ __all__ = [
     "DocumentRow",
     "MediaOut",
     "MediaPolicyOut",
+    "MediaReferenceOut",
     "OperationOut",
     "OperationRecord",
     "ReleaseContents",

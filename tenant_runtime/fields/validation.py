@@ -7,6 +7,7 @@ own code is the first problem's, so a client can branch on it:
     field_required       a required field with no value (and no default)
     invalid_field_value  a value of the wrong type or out of its options
     invalid_reference    a reference to a document that does not exist
+    media_not_found      a media field naming a file this site does not have (or one being swept)
     field_migrating      a value for a field a migration is changing (409, try again when it is done)
 """
 
@@ -20,6 +21,7 @@ from sqlmodel import Session, col, select
 from tenant_runtime.errors import BadRequest, Conflict
 from tenant_runtime.fields.types import check_value
 from tenant_runtime.workspace.field_models import FieldDefinition, FieldMigration
+from tenant_runtime.workspace.media_models import PURGING, Media
 from tenant_runtime.workspace.models import Document
 
 FIELD_NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}\Z")
@@ -30,6 +32,11 @@ def active_definitions(tx: Session, kind: str) -> list[FieldDefinition]:
     return list(
         tx.exec(select(FieldDefinition).where(FieldDefinition.kind == kind).order_by(col(FieldDefinition.name)))
     )
+
+
+def _usable_media(tx: Session, media_id: str) -> bool:
+    media = tx.get(Media, media_id)
+    return media is not None and media.status != PURGING
 
 
 def _migrating_names(definition: FieldDefinition, target: dict[str, Any]) -> set[str]:
@@ -92,6 +99,9 @@ def validate_fields(
             errors.append(
                 {"field": d.name, "code": "invalid_reference", "message": f"{d.name}: no document {out[d.name]}"}
             )
+        elif d.type == "media" and d.name in touched and not _usable_media(tx, out[d.name]):
+            # As for bodies (check_embeds): a document never starts naming a file the sweep has proven free.
+            errors.append({"field": d.name, "code": "media_not_found", "message": f"{d.name}: no media {out[d.name]}"})
     if len(out) > MAX_FIELDS:
         errors.append({"field": "*", "code": "invalid_field_value", "message": f"at most {MAX_FIELDS} fields"})
     if errors:

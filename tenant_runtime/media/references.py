@@ -6,18 +6,24 @@ The reference scan is deliberately wider than the syntax: any appearance of the
 id in a body counts (a pasted ``/t/media/med_…`` URL, raw HTML), so the sweep
 errs on the side of keeping a file, never of breaking a page.
 
-What is scanned: every document's current body and every revision still kept
-(``revision`` rows, their bodies inline or spilled into the store; versions past
-their retention are pruned by ``prune_policies`` and stop counting once gone).
+What is scanned: every document's current body and custom field values, and every
+revision still kept (``revision`` rows: their field values, their bodies inline or
+spilled into the store; versions past their retention are pruned by
+``prune_policies`` and stop counting once gone). A field of type ``media`` holds a
+bare id; the scan matches the id anywhere in a document's field values, so a value
+left by a migration in progress (a rename, a type change) counts as well.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
-from sqlmodel import Session, col, select
+from sqlalchemy import String, cast
+from sqlmodel import Session, col, or_, select
 
 from tenant_runtime.errors import BadRequest
 from tenant_runtime.storage import ObjectStore
@@ -36,14 +42,33 @@ def embedded_ids(body: str) -> list[str]:
 
 @dataclass(frozen=True)
 class Reference:
-    """A document version whose body names a media file (``version`` None: its current body)."""
+    """A document version naming a media file (``version`` None: the document as it is now), in its body
+    (``in_body``) and/or in the custom fields ``fields`` names."""
 
     document_id: str
     slug: str
     version: int | None
+    in_body: bool = True
+    fields: tuple[str, ...] = field(default=())
 
-    def as_dict(self) -> dict[str, str | int | None]:
-        return {"document_id": self.document_id, "slug": self.slug, "version": self.version}
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "document_id": self.document_id,
+            "slug": self.slug,
+            "version": self.version,
+            "in_body": self.in_body,
+            "fields": list(self.fields),
+        }
+
+
+def _naming_fields(values: dict[str, Any], media_id: str) -> tuple[str, ...]:
+    """The custom fields whose value names ``media_id`` (a media field, or any value holding the id)."""
+    return tuple(name for name, value in sorted(values.items()) if media_id in json.dumps(value))
+
+
+def _reference(media_id: str, document_id: str, slug: str, version: int | None, body: str, values: Any) -> Reference:
+    named = _naming_fields(values, media_id) if isinstance(values, dict) else ()
+    return Reference(document_id, slug, version, in_body=media_id in body, fields=named)
 
 
 def references_to(
@@ -59,25 +84,43 @@ def references_to(
     found: dict[str, list[Reference]] = {media_id: [] for media_id in media_ids}
     for media_id in media_ids:
         pattern = f"%{media_id}%"
-        current = tx.exec(select(Document.id, Document.slug).where(col(Document.body).like(pattern)).limit(limit)).all()
-        found[media_id].extend(Reference(doc_id, slug, None) for doc_id, slug in current)
+        current = tx.exec(
+            select(Document.id, Document.slug, Document.body, Document.fields)
+            .where(or_(col(Document.body).like(pattern), cast(col(Document.fields), String).like(pattern)))
+            .order_by(col(Document.id))
+            .limit(limit)
+        ).all()
+        found[media_id].extend(_reference(media_id, d, slug, None, body, values) for d, slug, body, values in current)
         kept = tx.exec(
-            select(Revision.document_id, Revision.slug, Revision.version)
-            .where(col(Revision.body).like(pattern))
+            select(Revision)
+            .where(or_(col(Revision.body).like(pattern), cast(col(Revision.fields), String).like(pattern)))
             .order_by(col(Revision.document_id), col(Revision.version))
             .limit(limit)
         ).all()
-        found[media_id].extend(Reference(doc_id, slug, version) for doc_id, slug, version in kept)
+        found[media_id].extend(_reference(media_id, r.document_id, r.slug, r.version, r.body, r.fields) for r in kept)
     if media_ids:
         spilled = tx.exec(select(Revision).where(col(Revision.body_key).is_not(None)).order_by(col(Revision.id)))
         bodies: dict[str, str] = {}
         for revision in spilled:
+            if all(len(refs) >= limit for refs in found.values()):
+                break  # every file already has its report's worth: reading more bodies proves nothing new
             key = str(revision.body_key)
             if key not in bodies:
                 bodies[key] = revision_body(store, revision)
             for media_id in media_ids:
                 if media_id in bodies[key] and len(found[media_id]) < limit:
-                    found[media_id].append(Reference(revision.document_id, revision.slug, revision.version))
+                    ref = _reference(
+                        media_id, revision.document_id, revision.slug, revision.version, bodies[key], revision.fields
+                    )
+                    # Its field values may have named it already (matched in SQL, the inline body empty).
+                    refs = found[media_id]
+                    same = [
+                        i for i, r in enumerate(refs) if (r.document_id, r.version) == (ref.document_id, ref.version)
+                    ]
+                    if same:
+                        refs[same[0]] = ref
+                    else:
+                        refs.append(ref)
     return {media_id: refs[:limit] for media_id, refs in found.items()}
 
 

@@ -228,3 +228,31 @@ def test_markdown_embeds_media_by_id_and_a_body_cannot_embed_what_the_site_lacks
     )
     error = assert_error(response, 400, "media_not_found")
     assert error["details"]["media"] == [missing]
+
+
+def test_reading_a_file_says_where_it_is_used_now_and_in_kept_versions(library: Library) -> None:
+    slug, owner = library.new_tenant()
+    media = library.upload(slug, owner, png()).json()
+    unused = library.upload(slug, owner, png()).json()
+    created = library.api.post(
+        f"/api/tenants/{slug}/documents",
+        json={"slug": "about", "title": "About", "body": f"![logo](media:{media['id']})"},
+        headers=owner,
+    ).json()
+    edited = library.api.put(
+        f"/api/tenants/{slug}/documents/{created['id']}",
+        json={"slug": "about", "title": "About", "body": "no logo now", "version": 1},
+        headers=owner,
+    )
+    assert edited.status_code == 200, edited.text
+
+    item = library.api.get(f"/api/tenants/{slug}/media/{media['id']}", headers=owner).json()
+    assert item["used_by"] == [
+        {"document_id": created["id"], "slug": "about", "version": 1, "in_body": True, "fields": []}
+    ]
+    assert item["used_by_more"] is False
+    assert library.api.get(f"/api/tenants/{slug}/media/{unused['id']}", headers=owner).json()["used_by"] == []
+    listed = library.api.get(f"/api/tenants/{slug}/media", headers=owner).json()
+    assert {m["used_by"] for m in listed} == {None}  # computed for one file only
+    _, other_owner = library.new_tenant()
+    assert library.api.get(f"/api/tenants/{slug}/media/{media['id']}", headers=other_owner).status_code == 404

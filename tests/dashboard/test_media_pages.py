@@ -6,8 +6,8 @@ import io
 
 from PIL import Image
 
-from tests.dashboard.conftest import ORIGIN, Dashboard
-from tests.dashboard.test_dashboard import _flash
+from tests.dashboard.conftest import OPERATOR, ORIGIN, Dashboard
+from tests.dashboard.test_dashboard import _create, _flash
 
 
 def _png() -> bytes:
@@ -48,3 +48,41 @@ def test_a_file_is_uploaded_found_trashed_and_restored(dashboard: Dashboard) -> 
     viewer = dashboard.browser(dashboard.tenant("acme", role="viewer"))
     page = viewer.get("/dashboard/sites/acme/media")
     assert "logo.png" in page.text and 'type="file"' not in page.text and "Move to trash" not in page.text
+
+
+def test_a_files_page_says_where_it_is_used_and_the_library_offers_drag_and_drop(dashboard: Dashboard) -> None:
+    token = dashboard.tenant("acme")
+    media = dashboard.services.media.upload(OPERATOR, "acme", "hero.png", _png()).body["id"]
+    unused = dashboard.services.media.upload(OPERATOR, "acme", "spare.png", _png()).body["id"]
+    doc = _create(dashboard.browser(token), "acme", body=f"![hero](media:{media})")
+    owner = dashboard.browser(token)
+
+    library = owner.get("/dashboard/sites/acme/media")
+    assert "data-upload" in library.text and "data-dropzone" in library.text and "media-upload.js" in library.text
+    script = owner.get("/dashboard/static/media-upload.js")
+    assert script.status_code == 200 and "upload.addEventListener" in script.text
+    assert f'href="/dashboard/sites/acme/media/{media}"' in library.text
+
+    used = owner.get(f"/dashboard/sites/acme/media/{media}")
+    assert used.status_code == 200 and "Where it is used" in used.text
+    assert f'href="/dashboard/sites/acme/documents/{doc}"' in used.text and "version 1" in used.text
+    assert "Nothing uses this file" in owner.get(f"/dashboard/sites/acme/media/{unused}").text
+
+    trashed = owner.post(f"/dashboard/sites/acme/media/{unused}/delete", {})
+    assert "in the trash" in _flash(trashed.text)
+    item = owner.get(f"/dashboard/sites/acme/media/{unused}")
+    assert "restorable until" in item.text and "the sweep deletes it once its retention passes" in item.text
+    assert "is restored" in _flash(owner.post(f"/dashboard/sites/acme/media/{unused}/restore", {}).text)
+    assert "No such media" in _flash(owner.post("/dashboard/sites/acme/media/med_nope/restore", {}).text)
+
+    viewer = dashboard.browser(dashboard.tenant("acme", role="viewer"))
+    seen = viewer.get(f"/dashboard/sites/acme/media/{media}")
+    assert seen.status_code == 200 and "Move to trash" not in seen.text
+    denied = viewer.post(f"/dashboard/sites/acme/media/{media}/delete", {})
+    assert "does not allow content.edit" in _flash(denied.text)
+
+    stranger = dashboard.browser(dashboard.tenant("globex"))
+    assert stranger.get(f"/dashboard/sites/acme/media/{media}").status_code == 404
+    assert stranger.get(f"/dashboard/sites/globex/media/{media}").status_code == 404  # not its file either
+    assert stranger.post(f"/dashboard/sites/acme/media/{media}/delete", {}).status_code == 404
+    assert dashboard.services.media.get(OPERATOR, "acme", media).status == "active"

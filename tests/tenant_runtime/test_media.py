@@ -92,7 +92,9 @@ def test_the_reference_scan_sees_current_bodies_and_every_kept_revision(workspac
         documents.update_document(tx, SYSTEM, doc.id, expected_version=1, body="no pictures now")
     with workspace.reader() as tx:
         found = references.references_to(tx, workspace.store, [media.id, other.id])
-    assert [r.as_dict() for r in found[media.id]] == [{"document_id": doc.id, "slug": "about", "version": 1}]
+    assert [r.as_dict() for r in found[media.id]] == [
+        {"document_id": doc.id, "slug": "about", "version": 1, "in_body": True, "fields": []}
+    ]
     assert found[other.id] == []
     assert references.embedded_ids(f"media:{media.id} media:{other.id} media:{media.id}") == [media.id, other.id]
 

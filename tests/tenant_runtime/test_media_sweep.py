@@ -10,7 +10,7 @@ import pytest
 from PIL import Image
 from sqlmodel import col, select
 
-from tenant_runtime.actions import documents
+from tenant_runtime.actions import documents, fields
 from tenant_runtime.actions import media as actions
 from tenant_runtime.errors import BadRequest
 from tenant_runtime.ids import utcnow
@@ -70,8 +70,8 @@ def test_an_unreferenced_file_is_purged_once_and_a_referenced_one_is_kept_and_re
     assert scanned["free"] == [free.id]
     assert scanned["kept"] == {
         used.id: [
-            {"document_id": doc.id, "slug": "p", "version": None},
-            {"document_id": doc.id, "slug": "p", "version": 1},
+            {"document_id": doc.id, "slug": "p", "version": None, "in_body": True, "fields": []},
+            {"document_id": doc.id, "slug": "p", "version": 1, "in_body": True, "fields": []},
         ]
     }
 
@@ -113,6 +113,68 @@ def test_a_file_restored_or_back_within_retention_is_skipped(workspace: Workspac
         tx.add(row_)
     assert sweep.purge(workspace, candidate)["result"] == sweep.SKIPPED
     assert workspace.store.exists(media.key)
+
+
+def _media_field(ws: Workspace, name: str = "hero") -> None:
+    """A custom ``media`` field on posts, added through its migration run to the end."""
+    with ws.transaction() as tx:
+        _, operation = fields.request_field_change(
+            tx, "acme", SYSTEM, kind="post", change="add", field=name, type="media"
+        )
+    while not fields.check_batch(ws, operation.id)["done"]:
+        pass
+    while not fields.apply_batch(ws, operation.id)["done"]:
+        pass
+    fields.finish_migration(ws, operation.id)
+
+
+def test_a_file_named_only_by_a_custom_media_field_is_kept_and_reported(workspace: Workspace) -> None:
+    _media_field(workspace)
+    hero = upload(workspace)
+    with workspace.transaction() as tx:
+        doc = documents.create_document(
+            tx, SYSTEM, slug="p", title="P", body="no embeds", kind="post", fields={"hero": hero.id}
+        )
+    trash(workspace, hero)
+
+    scanned = sweep.scan(workspace, sweep.expired(workspace))
+    assert scanned["free"] == []
+    assert scanned["kept"][hero.id][0] == {
+        "document_id": doc.id,
+        "slug": "p",
+        "version": None,
+        "in_body": False,
+        "fields": ["hero"],
+    }
+    kept = sweep.purge(workspace, hero.id)
+    assert kept["result"] == sweep.KEPT and kept["references"][0]["fields"] == ["hero"]
+    assert workspace.store.exists(hero.key)
+
+    # The field is cleared: the kept version 1 still names the file, so it stays until that version goes.
+    with workspace.transaction() as tx:
+        documents.update_document(tx, SYSTEM, doc.id, expected_version=1, fields={"hero": None})
+    assert sweep.purge(workspace, hero.id)["references"] == [
+        {"document_id": doc.id, "slug": "p", "version": 1, "in_body": False, "fields": ["hero"]}
+    ]
+    with workspace.transaction() as tx:
+        for revision in tx.exec(select(Revision).where(Revision.document_id == doc.id, col(Revision.version) == 1)):
+            tx.delete(revision)
+    assert sweep.purge(workspace, hero.id)["result"] == sweep.PURGED
+
+
+def test_a_media_field_cannot_name_a_file_being_swept(workspace: Workspace) -> None:
+    _media_field(workspace)
+    media = upload(workspace)
+    trash(workspace, media)
+    assert sweep.begin_purge(workspace, media.id)["result"] == "purging"
+    with workspace.transaction() as tx, pytest.raises(BadRequest) as refused:
+        documents.create_document(tx, SYSTEM, slug="late", title="L", body="", kind="post", fields={"hero": media.id})
+    assert refused.value.code == "media_not_found"
+    with workspace.transaction() as tx, pytest.raises(BadRequest) as unknown:
+        documents.create_document(
+            tx, SYSTEM, slug="late", title="L", body="", kind="post", fields={"hero": "med_" + "0" * 26}
+        )
+    assert unknown.value.code == "media_not_found"
 
 
 @pytest.mark.parametrize("crash_after", ["begin", "delete"])
