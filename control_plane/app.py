@@ -24,6 +24,7 @@ from control_plane.http.request_log import RequestLog, bind_tenant
 from control_plane.http.schemas import StrictStructSchemaPlugin
 from control_plane.lanes.controllers import BriefController, CostController, LaneController
 from control_plane.media.controllers import MediaController, MediaPolicyController
+from control_plane.members.controllers import AuditController, MemberController, TokenController
 from control_plane.metrics.controllers import metrics
 from control_plane.operations.controllers import OperationController
 from control_plane.packages.controllers import PackageController, PlatformKeyController
@@ -55,6 +56,9 @@ CONTROLLERS = (
     RetentionController,
     RestoreController,
     FieldController,
+    MemberController,
+    TokenController,
+    AuditController,
 )
 
 

@@ -14,11 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from control_plane.auth import Principal
+from control_plane.db.models import Tenant
 from control_plane.metrics.instruments import observe_command
 from control_plane.tenants.services import TenantService
 from dispatch.runtime import CommandResult, RuntimeClient
 from dispatch.runtime import messages as m
 from tenant_runtime.errors import ConfirmationRequired, TenantSuspended
+from tenant_runtime.workspace import Actor
 
 # What counts against a tenant's publishes per hour.
 PUBLISH_QUOTA_KINDS = ("publish", "release")
@@ -50,16 +52,28 @@ class CommandGate:
             outcome.result = self._execute(principal, command)
             return outcome.result
 
-    def _execute(self, principal: Principal, command: Command) -> CommandResult:
-        actor = principal.tenant_actor(command.tenant)
-        tenant = self.tenants.get(command.tenant)
+    def admit(
+        self,
+        principal: Principal,
+        tenant_slug: str,
+        permission: str,
+        confirm: bool | None = None,
+        *,
+        effect: str = "This changes the public site",
+    ) -> tuple[Actor, Tenant]:
+        """The checks every command passes in this order: tenant access (404), active (423), permission
+        (403), confirmation (400, ``effect`` says what it would do); the actor and the tenant's row."""
+        actor = principal.tenant_actor(tenant_slug)
+        tenant = self.tenants.get(tenant_slug)
         if tenant.status != "active":
             raise TenantSuspended("This site is suspended.", details={"tenant": tenant.slug})
-        actor.require(command.permission)
-        if command.confirm is False:
-            raise ConfirmationRequired(
-                'This changes the public site: send {"confirm": true} to go ahead.', details={"field": "confirm"}
-            )
+        actor.require(permission)
+        if confirm is False:
+            raise ConfirmationRequired(f'{effect}: send {{"confirm": true}} to go ahead.', details={"field": "confirm"})
+        return actor, tenant
+
+    def _execute(self, principal: Principal, command: Command) -> CommandResult:
+        actor, tenant = self.admit(principal, command.tenant, command.permission, command.confirm)
         quota = m.Quota(PUBLISH_QUOTA_KINDS, tenant.publishes_per_hour) if command.counts_as_publish else None
         return self.runtime.execute(
             command.tenant,
@@ -72,11 +86,12 @@ class CommandGate:
             ),
         )
 
-    def reader(self, principal: Principal, tenant: str) -> m.ActorRef:
-        """Who reads ``tenant``'s data: tenant access and ``content.view`` (the runtime checks again)."""
+    def reader(self, principal: Principal, tenant: str, permission: str = "content.view") -> m.ActorRef:
+        """Who reads ``tenant``'s data: tenant access and ``permission`` (the runtime checks ``content.view``
+        again)."""
         ref = principal.actor_ref(tenant)
         self.tenants.get(tenant)
-        principal.tenant_actor(tenant).require("content.view")
+        principal.tenant_actor(tenant).require(permission)
         return ref
 
 

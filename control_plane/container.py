@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import Engine
 
+from control_plane.audit.services import AuditService
 from control_plane.auth import TokenService
 from control_plane.backups.services import BackupService
 from control_plane.commands import CommandGate
@@ -15,6 +16,7 @@ from control_plane.documents.services import DocumentService
 from control_plane.fields.services import FieldService
 from control_plane.lanes.services import LaneService
 from control_plane.media.services import MediaService
+from control_plane.members.services import MemberService
 from control_plane.metrics.services import MetricsService
 from control_plane.operations.services import OperationService
 from control_plane.packages.services import PackageService, PlatformKeyService
@@ -61,6 +63,8 @@ class Services:
     retention: RetentionService
     fields: FieldService
     metrics: MetricsService
+    members: MemberService
+    audit: AuditService
 
     @classmethod
     def build(
@@ -148,6 +152,8 @@ class Services:
                 tenants_per_scrape=settings.control_plane.metrics_tenants_per_scrape,
                 timeout=settings.control_plane.metrics_timeout_seconds,
             ),
+            members=MemberService(engine, gate),
+            audit=AuditService(engine, gate, runtime),
         )
 
     async def close(self) -> None:

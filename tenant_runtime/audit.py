@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlmodel import Session
+from sqlmodel import Session, col, select
 
 from tenant_runtime.workspace.access import Actor
 from tenant_runtime.workspace.models import AuditEntry
@@ -31,3 +31,11 @@ def record(
     )
     tx.add(entry)
     return entry
+
+
+def entries(tx: Session, *, action: str | None = None, limit: int = 100, offset: int = 0) -> list[AuditEntry]:
+    """The site's audit rows newest first, of one dotted ``action`` if given."""
+    query = select(AuditEntry).order_by(col(AuditEntry.id).desc()).offset(offset).limit(limit)
+    if action is not None:
+        query = query.where(AuditEntry.action == action)
+    return list(tx.exec(query))

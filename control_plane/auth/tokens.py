@@ -93,15 +93,27 @@ def new_member_token(session: Session, tenant: Tenant, role: str, *, name: str =
         )
     if tenant.id is None:
         raise ValueError("the tenant has no row yet")
-    token = "prt_" + secrets.token_urlsafe(32)
     user = User(name=name or f"{tenant.slug} {role}")
     session.add(user)
     session.flush()
     session.add(Membership(user_id=user.id, tenant_id=tenant.id, role=role))
-    row = ApiToken(token_hash=hash_token(token), kind="member", user_id=user.id, tenant_id=tenant.id, label=name)
+    return new_token_for(session, user.id, tenant.id, label=name)
+
+
+def new_token_for(session: Session, user_id: str, tenant_id: int, *, label: str = "") -> tuple[str, ApiToken]:
+    """Add a token of member ``user_id`` in tenant ``tenant_id`` to ``session``; the token is returned once."""
+    token = "prt_" + secrets.token_urlsafe(32)
+    row = ApiToken(token_hash=hash_token(token), kind="member", user_id=user_id, tenant_id=tenant_id, label=label)
     session.add(row)
     session.flush()
     return token, row
 
 
-__all__ = ["MEMBER_ROLES", "TokenService", "hash_token", "new_member_token", "new_operator_token"]
+__all__ = [
+    "MEMBER_ROLES",
+    "TokenService",
+    "hash_token",
+    "new_member_token",
+    "new_operator_token",
+    "new_token_for",
+]

@@ -65,18 +65,37 @@ class ApiToken(ControlPlaneModel, table=True):
 
 
 class OperatorAudit(ControlPlaneModel, table=True):
-    """One operator write (tenant created, suspended, quota set, token issued …), in its own transaction."""
+    """One control-plane write, in the transaction of its effect: an operator's (tenant created, suspended,
+    quota set, token issued …) or a site owner's on their members and tokens (``member.*``, ``token.*``)."""
 
     __tablename__ = "operator_audit"
 
     id: int | None = Field(default=None, primary_key=True)
     action: str = Field(index=True, max_length=80)  # dotted: tenant.create, tenant.suspend, token.issue, …
-    actor: str = Field(max_length=80)  # operator:<token id>
+    actor: str = Field(max_length=80)  # operator:<token id>, or the member's user id
     tenant: str | None = Field(default=None, index=True, max_length=39)
     object_type: str = Field(max_length=40)
     object_id: str = Field(max_length=80)
     data: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     created_at: datetime = Field(default_factory=utcnow, index=True)
+
+
+class IdempotencyRecord(ControlPlaneModel, table=True):
+    """The first answer of a control-plane command (members, tokens), kept in its effect's transaction.
+
+    A token's secret is never kept here: a repeat answers the token's id with ``"token": null``.
+    """
+
+    __tablename__ = "idempotency_record"
+    __table_args__ = (UniqueConstraint("scope", "key"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    scope: str = Field(max_length=400)  # tenant|actor|route
+    key: str = Field(max_length=200)
+    request_hash: str = Field(max_length=64)
+    status_code: int
+    response: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    created_at: datetime = Field(default_factory=utcnow)
 
 
 class Placement(ControlPlaneModel, table=True):

@@ -1,6 +1,7 @@
 """Every area's runtime handlers, imported once so the handler tables are complete."""
 
 from dispatch.runtime import (
+    audit,
     backups,
     browse,
     changes,
@@ -15,6 +16,6 @@ from dispatch.runtime import (
 )
 from dispatch.runtime.handlers import CHANGES, READS
 
-AREAS = (reads, changes, versions, backups, browse, lanes, media, packages, retention, run_control, fields)
+AREAS = (audit, reads, changes, versions, backups, browse, lanes, media, packages, retention, run_control, fields)
 
 __all__ = ["AREAS", "CHANGES", "READS"]

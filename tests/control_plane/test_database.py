@@ -42,8 +42,23 @@ def test_tenants_tokens_and_a_publish_work_on_each_database(control_plane_databa
         listed = api.get("/ops/tenants", headers=operator).json()
         forbidden = api.get("/ops/tenants", headers=member)
         bad_token = api.get("/api/tenants/acme/documents", headers={"Authorization": "Bearer nope"})
+        # Members and tokens (their queries, the tenant-row lock of the last-owner guard, the audit merge).
+        owner_token = api.post("/ops/tenants/acme/tokens", json={"role": "owner"}, headers=operator).json()["token"]
+        owner = {"Authorization": f"Bearer {owner_token}"}
+        invited = api.post("/api/tenants/acme/members", json={"name": "Ann", "role": "viewer"}, headers=owner)
+        members = api.get("/api/tenants/acme/members", headers=owner).json()
+        me = next(m["id"] for m in members if m["role"] == "owner")
+        last_owner = api.patch(f"/api/tenants/acme/members/{me}", json={"role": "viewer"}, headers=owner)
+        revoked = api.post(
+            f"/api/tenants/acme/tokens/{invited.json()['token']['id']}/revoke", json={"confirm": True}, headers=owner
+        )
+        audit = api.get("/api/tenants/acme/audit", params={"action": "token.revoke"}, headers=owner).json()
 
     assert published.status_code == 202
+    assert invited.status_code == 201 and members[0]["role"] == "owner" and len(members) == 3
+    assert last_owner.status_code == 409 and last_owner.json()["error"]["code"] == "last_owner"
+    assert revoked.status_code == 200 and revoked.json()["revoked_at"] is not None
+    assert [e["action"] for e in audit] == ["token.revoke"]
     assert [t["slug"] for t in listed] == ["acme"]
     assert forbidden.status_code == 403
     assert bad_token.status_code == 401 and bad_token.json()["error"]["code"] == "unauthorized"

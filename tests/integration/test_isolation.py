@@ -11,7 +11,8 @@ Teaching it a new endpoint, one place per kind of value:
   (``media_id``), or as ``segment/name`` when the name means different things (``site/name``,
   ``packages/name``); add the name to ``PRIVATE_IDS`` if one tenant's value means nothing in another;
 - a body: ``tenant_bodies`` (an ``Upload`` for multipart endpoints) or ``OPS_BODIES``;
-- a required query parameter: ``tenant_queries``.
+- a required query parameter: ``tenant_queries``;
+- a read that needs more than ``content.view`` (a viewer gets 403 there): ``ADMIN_READS``.
 Every value must be one the endpoint would accept, so that a 400 cannot hide what the tenant check answers.
 """
 
@@ -38,9 +39,9 @@ from PIL import Image
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
 from prefect.context import FlowRunContext
-from sqlmodel import Session, func, select
+from sqlmodel import Session, col, func, select
 
-from control_plane.db.models import ApiToken
+from control_plane.db.models import ApiToken, Membership
 from control_plane.db.models import Tenant as TenantRow
 from control_plane.http.guards import takes_multipart
 from control_plane.local import PrefectServerHandle
@@ -71,6 +72,16 @@ PRIVATE_IDS = (
     "migration_id",
     "backup_id",
     "key_id",
+    "member_id",
+    "token_id",
+)
+# Reads only owners may do (``site.admin``): a viewer is refused them with 403, like a write.
+ADMIN_READS = frozenset(
+    {
+        ("GET", "/api/tenants/{tenant}/members"),
+        ("GET", "/api/tenants/{tenant}/tokens"),
+        ("GET", "/api/tenants/{tenant}/audit"),
+    }
 )
 LANE = "news"  # a reference lane every site has
 # Fixed once, so that two tables built for different ids differ only where the ids do.
@@ -219,6 +230,11 @@ def tenant_bodies(ids: dict[str, str]) -> dict[tuple[str, str], Any]:
         ("POST", f"{t}/package-keys"): {"public_key": NEWCOMER.public_key, "name": "newcomer"},
         ("POST", f"{t}/package-keys/{{key_id}}/revoke"): {},
         ("POST", f"{t}/package-keys/{{key_id}}/expire"): {"at": SOON},
+        ("POST", f"{t}/members"): {"name": "Intruder", "role": "owner"},
+        ("PATCH", f"{t}/members/{{member_id}}"): {"role": "owner"},
+        ("DELETE", f"{t}/members/{{member_id}}"): {"confirm": True},
+        ("POST", f"{t}/tokens"): {"member_id": ids["member_id"], "label": "intruder"},
+        ("POST", f"{t}/tokens/{{token_id}}/revoke"): {"confirm": True},
     }
 
 
@@ -364,6 +380,11 @@ def _seed_tenant(room: Pressroom, tenant: Tenant) -> dict[str, str]:
     key = _accepted(api.post(f"{t}/package-keys", headers=headers, json={"public_key": publisher.public_key}), 201)
     theme = base64.b64encode(publisher.theme()).decode()
     _accepted(api.post(f"{t}/packages", headers=headers, json={"archive": theme, "confirm": True}), 202)
+    # A viewer invited by the owner, and a second token of theirs: the members and tokens paths' ids.
+    member = _accepted(api.post(f"{t}/members", headers=headers, json={"name": "Seeded", "role": "viewer"}), 201)
+    token = _accepted(
+        api.post(f"{t}/tokens", headers=headers, json={"member_id": member["member"]["id"], "label": "seeded"}), 201
+    )
     restore_point = datetime.now(UTC).isoformat()
     return {
         "tenant": tenant.slug,
@@ -380,6 +401,8 @@ def _seed_tenant(room: Pressroom, tenant: Tenant) -> dict[str, str]:
         "migration_id": migration["operation_id"],
         "backup_id": backup["backup_id"],
         "key_id": key["key_id"],
+        "member_id": member["member"]["id"],
+        "token_id": token["id"],
         "site/name": "navigation",
         "packages/name": "magazine",
         "entity_type": "document",
@@ -431,6 +454,15 @@ def _read(answer: Any, label: str) -> None:
     assert answer.status_code == 200, f"{label}: expected 200, got {answer.status_code}: {answer.text[:300]}"
 
 
+def _viewer_read(answer: Any, endpoint: Endpoint, label: str) -> None:
+    """A viewer reads every tenant endpoint but the owners' (``ADMIN_READS``: 403 for ``site.admin``)."""
+    if endpoint.key in ADMIN_READS:
+        error = assert_error(answer, 403, "forbidden", label)
+        assert error["details"] == {"permission": "site.admin", "role": "viewer"}, f"{label}: {error}"
+    else:
+        _read(answer, label)
+
+
 # --- the HTTP matrix ------------------------------------------------------------------------------
 
 
@@ -438,7 +470,7 @@ def test_every_tenant_endpoint_answers_another_tenants_token_404_and_changes_not
     room = world.room
     matrix = endpoints(room, "/api/tenants/{tenant")
     assert len(matrix) >= 12, [str(e) for e in matrix]
-    b_before = footprint(room, world.b.slug)
+    b_before, rows_before = footprint(room, world.b.slug), _control_plane_rows(room)
     problems: list[str] = []
     # Not vacuous: each URL is real for B itself (its viewer reads it, and is refused only by permission).
     for endpoint in matrix:
@@ -447,7 +479,7 @@ def test_every_tenant_endpoint_answers_another_tenants_token_404_and_changes_not
             if endpoint.writes:
                 assert_error(answer, 403, "forbidden", f"B's viewer {endpoint}")
             else:
-                _read(answer, f"B's viewer {endpoint}")
+                _viewer_read(answer, endpoint, f"B's viewer {endpoint}")
 
     for role, headers in world.a_roles.items():
         for endpoint in matrix:
@@ -458,6 +490,7 @@ def test_every_tenant_endpoint_answers_another_tenants_token_404_and_changes_not
                 assert_error(answer, 404, "not_found", f"A's {role} → B: {endpoint}")
     assert not problems, "\n".join(problems)
     assert footprint(room, world.b.slug) == b_before, footprint(room, world.b.slug).diff(b_before)
+    assert _control_plane_rows(room) == rows_before  # members and tokens live there
 
 
 def test_a_token_with_its_own_tenant_and_b_ids_gets_404_and_changes_nothing(world: World) -> None:
@@ -472,6 +505,7 @@ def test_a_token_with_its_own_tenant_and_b_ids_gets_404_and_changes_nothing(worl
     ]
     assert len(matrix) >= 20, [str(e) for e in matrix]
     a_before, b_before = footprint(room, world.a.slug), footprint(room, world.b.slug)
+    rows_before = _control_plane_rows(room)
     problems: list[str] = []
     for role, headers in world.a_roles.items():
         for endpoint in matrix:
@@ -480,12 +514,13 @@ def test_a_token_with_its_own_tenant_and_b_ids_gets_404_and_changes_nothing(worl
     assert not problems, "\n".join(problems)
     assert footprint(room, world.b.slug) == b_before, footprint(room, world.b.slug).diff(b_before)
     assert footprint(room, world.a.slug) == a_before, footprint(room, world.a.slug).diff(a_before)
+    assert _control_plane_rows(room) == rows_before
 
 
 def test_a_viewer_can_read_but_never_write_in_its_own_tenant(world: World) -> None:
     room = world.room
     matrix = endpoints(room, "/api/tenants/{tenant")
-    before = footprint(room, world.a.slug)
+    before, rows_before = footprint(room, world.a.slug), _control_plane_rows(room)
     problems: list[str] = []
     for endpoint in matrix:
         with noted(problems):
@@ -494,9 +529,10 @@ def test_a_viewer_can_read_but_never_write_in_its_own_tenant(world: World) -> No
                 error = assert_error(answer, 403, "forbidden", f"A's viewer {endpoint}")
                 assert error["details"].get("role") == "viewer", f"A's viewer {endpoint}: {error}"
             else:
-                _read(answer, f"A's viewer {endpoint}")
+                _viewer_read(answer, endpoint, f"A's viewer {endpoint}")
     assert not problems, "\n".join(problems)
     assert footprint(room, world.a.slug) == before, footprint(room, world.a.slug).diff(before)
+    assert _control_plane_rows(room) == rows_before
 
 
 def test_an_editor_publishes_but_cannot_do_site_admin_things(world: World) -> None:
@@ -531,7 +567,13 @@ def _control_plane_rows(room: Pressroom) -> tuple[Any, ...]:
             ).all()
         )
         tokens = session.exec(select(func.count()).select_from(ApiToken)).one()
-    return tenants, tokens
+        revoked = session.exec(select(func.count()).where(col(ApiToken.revoked_at).is_not(None))).one()
+        members = tuple(
+            session.exec(
+                select(Membership.user_id, Membership.tenant_id, Membership.role).order_by(col(Membership.user_id))
+            ).all()
+        )
+    return tenants, tokens, revoked, members
 
 
 def test_member_tokens_of_every_role_get_403_from_every_operator_endpoint(world: World) -> None:

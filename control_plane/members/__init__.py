@@ -1,0 +1,1 @@
+"""A site's members (owner, editor, viewer) and their API tokens, managed by its owners."""
