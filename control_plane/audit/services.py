@@ -7,6 +7,8 @@ read newest first up to ``offset + limit`` and merged by time, so a page costs t
 
 from __future__ import annotations
 
+import re
+
 from sqlalchemy import Engine
 from sqlmodel import Session, col, select
 
@@ -16,10 +18,14 @@ from control_plane.commands import CommandGate
 from control_plane.db.models import OperatorAudit, User
 from dispatch.runtime import RuntimeClient
 from dispatch.runtime.audit import ListAudit, SiteAuditOut
+from tenant_runtime.errors import BadRequest
 from tenant_runtime.ids import as_utc
 
 # Platform topology (which shard holds the site) is the operators' business, not the site's.
 HIDDEN_FROM_SITE = "tenant.move"
+# The rules of the API's query parameters (``audit.schemas``), for callers that do not pass through it.
+ACTION = re.compile(r"^[a-z][a-z0-9_.]{0,79}$")
+MAX_LIMIT, MAX_OFFSET = 500, 10_000
 
 
 class AuditService:
@@ -33,6 +39,10 @@ class AuditService:
     ) -> list[AuditEntryOut]:
         """Who did what to the site, newest first (``site.admin``)."""
         reader = self.gate.reader(principal, tenant, "site.admin")
+        if action is not None and not ACTION.match(action):
+            raise BadRequest("action is a dotted name such as content.publish.", details={"field": "action"})
+        if not 1 <= limit <= MAX_LIMIT or not 0 <= offset <= MAX_OFFSET:
+            raise BadRequest(f"limit is 1-{MAX_LIMIT}, offset 0-{MAX_OFFSET}.", details={"field": "limit"})
         wanted = offset + limit
         site: list[SiteAuditOut] = self.runtime.query(tenant, reader, ListAudit(action=action, limit=wanted))
         rows = [

@@ -18,6 +18,7 @@ from control_plane.dashboard.errors import EXCEPTION_HANDLERS
 from control_plane.dashboard.health_pages import HealthPages
 from control_plane.dashboard.lane_pages import BriefPages, LanePages
 from control_plane.dashboard.media_pages import MediaPages
+from control_plane.dashboard.member_pages import MemberPages
 from control_plane.dashboard.operation_pages import OperationPages
 from control_plane.dashboard.ops_pages import OperatorPages
 from control_plane.dashboard.release_pages import ReleasePages
@@ -48,6 +49,7 @@ def build_dashboard(settings: ControlPlaneSettings) -> Router:
             LanePages,
             ApprovalPages,
             HealthPages,
+            MemberPages,
         ],
         middleware=[session_middleware(settings)],
         guards=[protect_forms],

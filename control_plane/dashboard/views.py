@@ -22,6 +22,10 @@ FRIENDLY: dict[str, str] = {
     "version_conflict": "Someone saved this document after you opened it, so your change was not applied. "
     "Open the latest version and apply your edits again.",
     "idempotency_key_reused": "This form was already sent with other values; reload the page and try again.",
+    "last_owner": "This is the site's last owner: make another member an owner first.",
+    "last_owner_token": "This is the last token any owner holds: create another owner token first, "
+    "or nobody could manage the site.",
+    "member_exists": "This person is a member of the site already.",
 }
 
 environment = Environment(
