@@ -15,6 +15,7 @@ from control_plane.dashboard.auth_pages import AuthPages
 from control_plane.dashboard.context import provide_signed_in
 from control_plane.dashboard.document_pages import DocumentPages
 from control_plane.dashboard.errors import EXCEPTION_HANDLERS
+from control_plane.dashboard.field_pages import FieldPages
 from control_plane.dashboard.health_pages import HealthPages
 from control_plane.dashboard.lane_pages import BriefPages, LanePages
 from control_plane.dashboard.media_pages import MediaPages
@@ -50,6 +51,7 @@ def build_dashboard(settings: ControlPlaneSettings) -> Router:
             ApprovalPages,
             HealthPages,
             MemberPages,
+            FieldPages,
         ],
         middleware=[session_middleware(settings)],
         guards=[protect_forms],

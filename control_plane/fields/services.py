@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 from control_plane.auth import Principal
@@ -24,6 +25,12 @@ class FieldService:
     def migration(self, principal: Principal, tenant: str, migration_id: str) -> dict[str, Any]:
         reader = self.gate.reader(principal, tenant)
         found: dict[str, Any] = self.runtime.query(tenant, reader, f.GetFieldMigration(migration_id=migration_id))
+        return found
+
+    def migrations(self, principal: Principal, tenant: str, *, limit: int = 20) -> builtins.list[dict[str, Any]]:
+        """The most recent migrations, newest first, each with its progress and what could not convert."""
+        reader = self.gate.reader(principal, tenant)
+        found: builtins.list[dict[str, Any]] = self.runtime.query(tenant, reader, f.ListFieldMigrations(limit=limit))
         return found
 
     def change(

@@ -11,7 +11,7 @@ from dispatch.runtime.handlers import Effect, command, query
 from dispatch.runtime.messages import Message
 from dispatch.settings import DispatchSettings
 from tenant_runtime.actions import fields
-from tenant_runtime.workspace import Actor, FieldDefinition, Workspace
+from tenant_runtime.workspace import Actor, FieldDefinition, FieldMigration, Workspace
 
 
 class ListFields(Message, frozen=True):
@@ -20,6 +20,12 @@ class ListFields(Message, frozen=True):
 
 class GetFieldMigration(Message, frozen=True):
     migration_id: str
+
+
+class ListFieldMigrations(Message, frozen=True):
+    """The most recent migrations, newest first (running ones, and finished ones with what did not convert)."""
+
+    limit: int = 20
 
 
 class ChangeField(Message, frozen=True):
@@ -46,6 +52,13 @@ def _migration(tx: Session, ws: Workspace, q: GetFieldMigration, dispatch: Dispa
     return {"id": q.migration_id, **fields.migration_progress(fields.get_migration(tx, q.migration_id))}
 
 
+@query(ListFieldMigrations)
+def _migrations(tx: Session, ws: Workspace, q: ListFieldMigrations, dispatch: DispatchSettings) -> list[dict[str, Any]]:
+    query_ = select(FieldMigration).order_by(col(FieldMigration.created_at).desc(), col(FieldMigration.id).desc())
+    found = tx.exec(query_.limit(max(1, min(q.limit, 100))))
+    return [{"id": m.id, **fields.migration_progress(m)} for m in found]
+
+
 @command(ChangeField)
 def _change(tx: Session, ws: Workspace, actor: Actor, c: ChangeField) -> Effect:
     definition, operation = fields.request_field_change(
@@ -64,4 +77,4 @@ def _change(tx: Session, ws: Workspace, actor: Actor, c: ChangeField) -> Effect:
     return accepted(ws, operation, definition=fields.definition_view(definition))
 
 
-__all__ = ["ChangeField", "GetFieldMigration", "ListFields"]
+__all__ = ["ChangeField", "GetFieldMigration", "ListFieldMigrations", "ListFields"]
