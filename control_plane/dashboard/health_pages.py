@@ -1,7 +1,8 @@
 """A site's health: its recent backup, import and restore runs (the failed step and its error), its backups,
 the nightly chores (last fire, lateness, next fire), the last good backup's age with the operator API's 26 h
-alarm, late runs (Prefect's view), dead operations with replay; start a backup, and restore the site to a
-time after a dry run shows every change — each through the tenant API's own backup service."""
+alarm, late runs (Prefect's view), dead operations with replay; start a backup, import one of the site's own
+backups, and restore the site to a time after a dry run shows every change — each through the tenant API's
+own backup service."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from control_plane.dashboard.local_time import to_input, wall_clock
 from control_plane.dashboard.views import error_message, flash_error, page, see_other, url
 from dispatch.prefect_port import PrefectUnavailable
 from tenant_runtime.errors import BadRequest, PressroomError
-from tenant_runtime.operation_states import DEAD
+from tenant_runtime.operation_states import DEAD, SCHEDULED, TERMINAL
 
 LIFECYCLE_KINDS = ("backup", "import", "restore")
 RECENT = 20
@@ -177,6 +178,27 @@ class HealthPages(Controller):
             then=lambda outcome: url("sites", tenant, "operations", outcome.body["operation_id"]),
         )
 
+    @post("/import", sync_to_thread=True)
+    def import_backup(
+        self, request: Request[Any, Any, Any], tenant: str, data: FormData, signed_in: Principal, services: Services
+    ) -> Response[Any]:
+        """Replace the site with one of its own backups (verified whole first, staged, swapped in at once)."""
+        backup_id = text(data, "backup_id")
+        return command_redirect(
+            request,
+            url("sites", tenant, "health"),
+            lambda: services.backups.import_backup(
+                signed_in,
+                tenant,
+                source_tenant=tenant,
+                backup_id=backup_id,
+                confirm=checked(data, "confirm"),
+                idempotency_key=form_key(data),
+            ),
+            lambda outcome: f"Import of backup {backup_id} started: operation {outcome.body['operation_id']}.",
+            then=lambda outcome: url("sites", tenant, "operations", outcome.body["operation_id"]),
+        )
+
     @post("/backup", sync_to_thread=True)
     def backup(
         self, request: Request[Any, Any, Any], tenant: str, data: FormData, signed_in: Principal, services: Services
@@ -208,6 +230,7 @@ class HealthPages(Controller):
         settings = services.site.settings(principal, tenant)
         health = services.backups.health(principal, tenant)
         last = health.last_good_backup or {}
+        runs = services.operations.list(principal, tenant, kinds=LIFECYCLE_KINDS, limit=RECENT)
         return page(
             request,
             "health.html",
@@ -216,7 +239,8 @@ class HealthPages(Controller):
             principal=principal,
             site=site,
             settings=settings,
-            runs=services.operations.list(principal, tenant, kinds=LIFECYCLE_KINDS, limit=RECENT),
+            runs=runs,
+            live=any(op.status not in TERMINAL and op.status != SCHEDULED for op in runs),
             backups=services.backups.list(principal, tenant, limit=10),
             dead=services.operations.list(principal, tenant, status=DEAD, limit=RECENT),
             health=health,

@@ -11,11 +11,13 @@ from litestar import Controller, Request, Response, get, post
 
 from control_plane.auth import Principal
 from control_plane.container import Services
+from control_plane.dashboard.commands import command_redirect
 from control_plane.dashboard.context import site_for
 from control_plane.dashboard.forms import FormData, checked, form_key, new_form_key, number, text
 from control_plane.dashboard.views import error_message, flash_error, notice, page, see_other, url
 from control_plane.site.schemas import ResourceUpdate
 from control_plane.webhooks.schemas import WebhookCreate
+from dispatch.runtime import CommandResult
 from tenant_runtime.errors import BadRequest, PressroomError
 
 TIMEZONES = sorted(available_timezones() - {"localtime", "Factory"})
@@ -145,33 +147,40 @@ class SitePages(Controller):
         services: Services,
     ) -> Response[Any]:
         """Enable or disable an endpoint (a disabled one gets nothing, pending retries included)."""
+        back = url("sites", tenant, "site") + "#webhooks"
         if verb not in ("enable", "disable"):
             flash_error(request, BadRequest("Enable or disable.", details={"verb": verb}))
-            return see_other(url("sites", tenant, "site") + "#webhooks")
-        try:
-            services.webhooks.set_enabled(signed_in, tenant, endpoint_id, verb == "enable")
-        except PressroomError as exc:
-            flash_error(request, exc)
-            return see_other(url("sites", tenant, "site") + "#webhooks")
-        notice(request, f"Webhook {endpoint_id} {verb}d.")
-        return see_other(url("sites", tenant, "site") + "#webhooks")
+            return see_other(back)
+        return command_redirect(
+            request,
+            back,
+            lambda: services.webhooks.set_enabled(signed_in, tenant, endpoint_id, verb == "enable"),
+            lambda _: f"Webhook {endpoint_id} {verb}d.",
+        )
 
     @post("/search", sync_to_thread=True)
     def rebuild_search(
         self, request: Request[Any, Any, Any], tenant: str, data: FormData, signed_in: Principal, services: Services
     ) -> Response[Any]:
         """Replay every published document into a fresh search index."""
-        try:
-            outcome = services.site.rebuild_search(signed_in, tenant, force=checked(data, "force"))
-        except PressroomError as exc:
-            flash_error(request, exc)
-            return see_other(url("sites", tenant, "site") + "#search")
-        operation_id = outcome.body.get("operation_id")
-        if operation_id:
-            notice(request, f"Search rebuild requested: operation {operation_id} is {outcome.body.get('status')}.")
-            return see_other(url("sites", tenant, "operations", operation_id))
-        notice(request, "The search index is already populated; tick “even if populated” to rebuild it anyway.")
-        return see_other(url("sites", tenant, "site") + "#search")
+        back = url("sites", tenant, "site") + "#search"
+
+        def says(outcome: CommandResult) -> str:
+            if operation_id := outcome.body.get("operation_id"):
+                return f"Search rebuild requested: operation {operation_id} is {outcome.body.get('status')}."
+            return "The search index is already populated; tick “even if populated” to rebuild it anyway."
+
+        def then(outcome: CommandResult) -> str:
+            operation_id = outcome.body.get("operation_id")
+            return url("sites", tenant, "operations", operation_id) if operation_id else back
+
+        return command_redirect(
+            request,
+            back,
+            lambda: services.site.rebuild_search(signed_in, tenant, force=checked(data, "force")),
+            says,
+            then=then,
+        )
 
     def _resource(
         self,

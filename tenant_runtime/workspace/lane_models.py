@@ -14,7 +14,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, UniqueConstraint
+from sqlalchemy import JSON, Column, Index, UniqueConstraint
 from sqlmodel import Field
 
 from tenant_runtime.ids import utcnow
@@ -54,6 +54,7 @@ class EditorialPack(WorkspaceModel, table=True):
 
 class Brief(WorkspaceModel, table=True):
     __tablename__ = "brief"
+    __table_args__ = (Index("ix_brief_lane_created", "lane", "created_at"),)  # one lane's briefs, newest first
 
     brief_id: str = Field(primary_key=True)
     lane: str = Field(index=True)
@@ -66,7 +67,7 @@ class Brief(WorkspaceModel, table=True):
     operation_id: str = Field(unique=True)
     document_id: str | None = None
     actor: str = "system"
-    created_at: datetime = Field(default_factory=utcnow)
+    created_at: datetime = Field(default_factory=utcnow, index=True)  # the briefs list, newest first
 
 
 class CostEntry(WorkspaceModel, table=True):

@@ -71,6 +71,7 @@ class Operation(WorkspaceModel, table=True):
         Index("ix_operation_unsent", "sent_at", "status"),
         Index("ix_operation_status", "status"),
         Index("ix_operation_control", "control_sent_at", "control"),
+        Index("ix_operation_kind_created", "kind", "created_at"),  # the dashboard's lists of one kind
     )
 
     id: str = Field(default_factory=lambda: new_id("op"), primary_key=True)

@@ -10,7 +10,7 @@ from sqlmodel import select
 
 from tenant_runtime.actions import operations as operation_actions
 from tenant_runtime.workflows import Carried
-from tenant_runtime.workspace.lifecycle_models import EntityHistory
+from tenant_runtime.workspace.lifecycle_models import Backup, EntityHistory
 from tests.dashboard.conftest import Dashboard
 from tests.dashboard.test_dashboard import DOC, _flash
 
@@ -125,3 +125,39 @@ def test_an_editor_sees_health_but_no_backup_or_restore_and_another_tenant_sees_
         form = {"confirm": "yes", "at": f"{at}:00+00:00"}
         assert stranger.post(f"{S}/health/{path}", form).status_code == 404, path
     assert dashboard.operations("acme") == []
+
+
+def test_a_good_backup_is_imported_from_the_health_page_after_confirming(dashboard: Dashboard) -> None:
+    owner = dashboard.browser(dashboard.tenant("acme"))
+    owner.get(f"{S}/health")
+    owner.post(f"{S}/health/backup", {"form_key": owner.form_key, "confirm": "yes"})
+    (operation,) = dashboard.operations("acme")
+    with dashboard.factory.open("acme").transaction() as tx:  # what export_backup leaves when it has written it
+        (backup,) = tx.exec(select(Backup))
+        backup.status, backup.manifest_sha256, backup.bytes = "succeeded", "ab" * 32, 4096
+        backup.snapshot_at = backup.finished_at = datetime.now(UTC)
+        tx.add(backup)
+        carried = Carried(operation_id=operation.id, workflow=operation.flow_name, fields={})
+        dashboard.services.handoff.flush()
+        operation_actions.claim(tx, carried, flow_run_id=operation_actions.get_operation(tx, operation.id).flow_run_id)
+        operation_actions.finish(tx, operation.id, "succeeded", step="write_manifest")
+
+    page = owner.get(f"{S}/health")
+
+    assert 'data-alarm="no"' in page.text and f"<code>{backup.id}</code>, taken" in page.text
+    row = page.text.split(f'data-backup="{backup.id}"')[1].split("</tr>")[0]
+    assert (
+        "4,096 B" in row
+        and 'data-form="import"' in row
+        and "hx-trigger" not in page.text.split('id="runs-live"')[1][:80]
+    )
+    unconfirmed = owner.post(f"{S}/health/import", {"backup_id": backup.id, "form_key": owner.form_key})
+    assert "confirmation_required" in unconfirmed.text and [o.kind for o in dashboard.operations("acme")] == ["backup"]
+
+    imported = owner.post(f"{S}/health/import", {"backup_id": backup.id, "form_key": owner.form_key, "confirm": "yes"})
+
+    assert "Import of backup" in _flash(imported.text) and "/operations/op_" in str(imported.url)
+    assert sorted(o.kind for o in dashboard.operations("acme")) == ["backup", "import"]
+    assert 'hx-trigger="every 3s"' in owner.get(f"{S}/health").text  # an import under way: the runs follow it
+    missing = owner.post(f"{S}/health/import", {"backup_id": "nope", "form_key": owner.form_key, "confirm": "yes"})
+    assert "not_found" in missing.text or "backup_not_ready" in missing.text
