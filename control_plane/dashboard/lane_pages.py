@@ -1,11 +1,13 @@
 """Briefs and lanes: the briefs agents posted (their lane, their run, what they cost), the site's lanes with
 their costs per lane and day (from the ledger), each lane's editorial pack (read any version; an edit adds
-the next one) and lane enable/disable — each through the tenant API's own lane service."""
+the next one), lane enable/disable, its approval step and its budget per run — each through the tenant
+API's own lane service."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any
 
 import msgspec
@@ -17,7 +19,7 @@ from control_plane.container import Services
 from control_plane.dashboard.commands import command_redirect
 from control_plane.dashboard.context import site_for
 from control_plane.dashboard.forms import FormData, checked, number, text
-from control_plane.dashboard.views import error_message, notice, page, see_other, url
+from control_plane.dashboard.views import error_message, flash_error, notice, page, see_other, url
 from control_plane.lanes.schemas import PackUpdate
 from dispatch.runtime.lanes import CostOut, PackOut
 from tenant_runtime.errors import BadRequest, PressroomError
@@ -34,6 +36,17 @@ def lane_costs(rows: list[CostOut]) -> dict[str, dict[str, int]]:
         totals[row.lane]["cost_micros"] += row.cost_micros
         totals[row.lane]["entries"] += row.entries
     return dict(totals)
+
+
+def dollars_to_micros(raw: str) -> int | None:
+    """``0.50`` → 500000 millionths of a dollar; None unless it is 0-1,000,000 dollars with at most 6 decimals."""
+    try:
+        amount = Decimal(raw)
+    except InvalidOperation:
+        return None
+    if not amount.is_finite() or not 0 <= amount <= 1_000_000 or amount.as_tuple().exponent < -6:  # type: ignore[operator]
+        return None
+    return int(amount * 1_000_000)
 
 
 def pack_values(data: dict[str, Any]) -> dict[str, Any]:
@@ -144,6 +157,64 @@ class LanePages(Controller):
             lambda _: f"Lane {lane} is {'enabled' if enabled else 'disabled: new briefs for it are refused'}.",
         )
 
+    @post("/{lane:str}/approval", sync_to_thread=True)
+    def set_approval(
+        self,
+        request: Request[Any, Any, Any],
+        tenant: str,
+        lane: str,
+        data: FormData,
+        signed_in: Principal,
+        services: Services,
+    ) -> Response[Any]:
+        """Require (or stop requiring) an editor's approval before the lane publishes; accepted briefs keep
+        the graph pinned on them."""
+        required = checked(data, "required")
+        return command_redirect(
+            request,
+            url("sites", tenant, "lanes"),
+            lambda: services.lanes.set_approval(signed_in, tenant, lane, required),
+            lambda _: (
+                f"Lane {lane} "
+                + (
+                    "now waits for an editor's approval before it publishes."
+                    if required
+                    else "publishes without approval."
+                )
+            ),
+        )
+
+    @post("/{lane:str}/budget", sync_to_thread=True)
+    def set_budget(
+        self,
+        request: Request[Any, Any, Any],
+        tenant: str,
+        lane: str,
+        data: FormData,
+        signed_in: Principal,
+        services: Services,
+    ) -> Response[Any]:
+        """The lane's budget per run in dollars (empty: the site's default); a run stops before crossing it."""
+        back = url("sites", tenant, "lanes")
+        raw = text(data, "budget").strip().lstrip("$")
+        micros = dollars_to_micros(raw) if raw else None
+        if raw and micros is None:
+            flash_error(request, BadRequest("A budget is an amount of dollars such as 0.50.", details={"budget": raw}))
+            return see_other(back)
+        return command_redirect(
+            request,
+            back,
+            lambda: services.lanes.set_budget(signed_in, tenant, lane, micros),
+            lambda _: (
+                f"Lane {lane}: "
+                + (
+                    f"a run stops before it spends more than ${raw}."
+                    if micros is not None
+                    else "the site's default budget."
+                )
+            ),
+        )
+
     @get("/{lane:str}/pack", sync_to_thread=True)
     def pack(
         self,
@@ -222,4 +293,4 @@ class LanePages(Controller):
         )
 
 
-__all__ = ["BriefPages", "LanePages", "lane_costs", "pack_values", "to_pack_update"]
+__all__ = ["BriefPages", "LanePages", "dollars_to_micros", "lane_costs", "pack_values", "to_pack_update"]

@@ -108,6 +108,32 @@ def test_lanes_show_costs_per_lane_and_an_owner_disables_one(dashboard: Dashboar
     assert "does not allow site.admin" in _flash(denied.text) and 'id="lane-news" data-enabled="yes"' in denied.text
 
 
+def test_an_owner_requires_approval_and_sets_a_budget_per_run(dashboard: Dashboard) -> None:
+    owner = dashboard.browser(dashboard.tenant("acme"))
+    owner.get(f"{S}/lanes")
+
+    required = owner.post(f"{S}/lanes/news/approval", {"required": "yes"})
+
+    assert "now waits for an editor&#39;s approval" in _flash(required.text)
+    news = required.text.split('id="lane-news"')[1].split("</tr>")[0]
+    assert 'data-approval="yes"' in news and "cover → approve → publish" in news
+    budget = owner.post(f"{S}/lanes/news/budget", {"budget": "$0.125"})
+    assert "more than $0.125" in _flash(budget.text)
+    news = budget.text.split('id="lane-news"')[1].split("</tr>")[0]
+    assert 'data-budget="125000"' in news and 'value="0.125"' in news
+    bad = owner.post(f"{S}/lanes/news/budget", {"budget": "lots"})
+    assert "amount of dollars" in _flash(bad.text) and 'data-budget="125000"' in bad.text
+    cleared = owner.post(f"{S}/lanes/news/budget", {"budget": ""})
+    assert "default budget" in _flash(cleared.text) and 'data-budget=""' in cleared.text.split('id="lane-news"')[1]
+    off = owner.post(f"{S}/lanes/news/approval", {})
+    assert 'data-approval="no"' in off.text.split('id="lane-news"')[1].split("</tr>")[0]
+
+    editor = dashboard.browser(dashboard.tenant("acme", role="editor"))
+    denied = editor.post(f"{S}/lanes/news/approval", {"required": "yes"})
+    assert "does not allow site.admin" in _flash(denied.text)
+    assert 'data-approval="no"' in denied.text.split('id="lane-news"')[1].split("</tr>")[0]
+
+
 def test_an_edit_of_a_pack_adds_a_version_and_old_versions_stay_readable(dashboard: Dashboard) -> None:
     owner = dashboard.browser(dashboard.tenant("acme"))
     page = owner.get(f"{S}/lanes/news/pack")
