@@ -5,8 +5,8 @@
     pressroom_tenants{status}                 control-plane database                         one query
     pressroom_shard_tenants{shard}            the placement table                            one GROUP BY
     pressroom_shard_up{shard,transport}       each remote shard's /healthz                   one call per shard
-    pressroom_tenant_late_runs{tenant},       Prefect: the pool's Late runs                  one call (at most
-    pressroom_tenant_lateness_seconds{tenant}                                                LATE_RUNS_READ runs)
+    pressroom_tenant_late_runs{tenant},       Prefect: the pool's Late runs, oldest first    pages of 200, at most
+    pressroom_tenant_lateness_seconds{tenant}                                                LATE_RUNS_READ runs
     pressroom_operations{status},             each tenant's figures, from its runtime        at most
     pressroom_tenant_queue_depth{tenant}                                                     ``per_scrape`` tenants
 
