@@ -22,6 +22,7 @@ from control_plane.dashboard.media_pages import MediaPages
 from control_plane.dashboard.member_pages import MemberPages
 from control_plane.dashboard.operation_pages import OperationPages
 from control_plane.dashboard.ops_pages import OperatorPages
+from control_plane.dashboard.package_pages import PackagePages
 from control_plane.dashboard.release_pages import ReleasePages
 from control_plane.dashboard.revision_pages import RevisionPages
 from control_plane.dashboard.schedule_pages import SchedulePages
@@ -52,6 +53,7 @@ def build_dashboard(settings: ControlPlaneSettings) -> Router:
             HealthPages,
             MemberPages,
             FieldPages,
+            PackagePages,
         ],
         middleware=[session_middleware(settings)],
         guards=[protect_forms],
