@@ -33,6 +33,7 @@ from dispatch.relay import Relay
 from dispatch.runtime import InProcessRuntime, RelayHandoff, RuntimeClient, RuntimeTransport
 from dispatch.runtime.http_transport import HttpRuntime
 from tenant_runtime.packages import PlatformKeyring
+from tenant_runtime.storage import build_object_store
 from tenant_runtime.workspace import WorkspaceFactory
 
 
@@ -119,6 +120,8 @@ class Services:
             default_publishes_per_hour=settings.control_plane.default_publishes_per_hour,
         )
         gate = CommandGate(tenants, runtime)
+        # Downloads stream a backup from the store the runtimes write (one shared store: S3 in a cluster).
+        store = factory.store if factory is not None else build_object_store(settings.runtime.storage)
         return cls(
             settings=settings,
             engine=engine,
@@ -137,7 +140,7 @@ class Services:
             site=SiteService(gate, runtime),
             webhooks=WebhookService(gate, runtime),
             revisions=RevisionService(gate, runtime),
-            backups=BackupService(gate, runtime),
+            backups=BackupService(gate, runtime, tokens, store),
             lanes=LaneService(gate, runtime),
             media=MediaService(gate, runtime, tenants),
             packages=PackageService(gate, runtime),

@@ -65,6 +65,23 @@ class TokenService:
             row = session.get(ApiToken, token_id)
             return _principal(session, row) if row is not None else None
 
+    def as_member_of(self, principal: Principal, tenant: str) -> Principal | None:
+        """The same user as a member of ``tenant`` (their membership there, their role there); None when the
+        principal is no member of it (an operator is not a member: it needs no other principal)."""
+        if principal.is_operator or principal.user_id is None:
+            return None
+        with Session(self.engine) as session:
+            row = session.exec(
+                select(Membership)
+                .join(Tenant, col(Tenant.id) == col(Membership.tenant_id))
+                .where(Membership.user_id == principal.user_id, Tenant.slug == tenant)
+            ).first()
+        if row is None:
+            return None
+        return Principal(
+            token_id=principal.token_id, kind="member", user_id=principal.user_id, tenant_slug=tenant, role=row.role
+        )
+
     def ensure_operator_token(self, token: str, label: str = "configured") -> None:
         """Register an operator token given in settings (stored hashed; idempotent)."""
         digest = hash_token(token)

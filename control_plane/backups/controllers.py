@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Controller, Response, get, post
+from litestar.response import Stream
 
 from control_plane.auth import Principal
 from control_plane.backups.schemas import BackupOut, BackupRequest, ImportRequest, RestoreRequest, UndoRequest
@@ -43,6 +44,17 @@ class BackupController(Controller):
         """The site's backups, newest first: time, status, size, manifest digest."""
         return services.backups.list(principal, tenant, limit=limit, offset=offset)
 
+    @get("/{backup_id:str}/download", sync_to_thread=True)
+    def download_backup(self, tenant: str, backup_id: str, principal: Principal, services: Services) -> Stream:
+        """The whole backup as one tar streamed from the store (manifest first, then every part it vouches for),
+        each part checked against the manifest on the way (site.admin)."""
+        found = services.backups.download(principal, tenant, backup_id)
+        headers = {
+            "content-disposition": f'attachment; filename="{found.filename}"',
+            "x-content-type-options": "nosniff",
+        }
+        return Stream(found.chunks(), media_type="application/x-tar", headers=headers)
+
     @get("/{backup_id:str}", sync_to_thread=True)
     def read_backup(self, tenant: str, backup_id: str, principal: Principal, services: Services) -> BackupOut:
         """One backup of the site."""
@@ -62,8 +74,8 @@ class ImportController(Controller):
         services: Services,
         idempotency_key: IdempotencyKey = None,
     ) -> Response[dict[str, Any]]:
-        """Replace the site with a backup (this tenant's, or another's with an operator token): verified whole
-        before anything is written, staged, swapped in atomically."""
+        """Replace the site with a backup (this tenant's, or another's with an operator token or as a member with
+        site.admin on both): verified whole before anything is written, staged, swapped in atomically."""
         return respond(
             services.backups.import_backup(
                 principal,

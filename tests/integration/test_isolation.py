@@ -47,7 +47,8 @@ from control_plane.http.guards import takes_multipart
 from control_plane.local import PrefectServerHandle
 from tenant_runtime.errors import Forbidden
 from tenant_runtime.lanes.reference import RESEARCH_GRAPH
-from tenant_runtime.workspace import ROLE_PERMISSIONS
+from tenant_runtime.lifecycle import export
+from tenant_runtime.workspace import ROLE_PERMISSIONS, Workspace
 from tests.fixtures.footprint import footprint
 from tests.fixtures.http_errors import assert_error
 from tests.fixtures.stack import Pressroom, Tenant, build_pressroom
@@ -81,6 +82,7 @@ ADMIN_READS = frozenset(
         ("GET", "/api/tenants/{tenant}/members"),
         ("GET", "/api/tenants/{tenant}/tokens"),
         ("GET", "/api/tenants/{tenant}/audit"),
+        ("GET", "/api/tenants/{tenant}/backups/{backup_id}/download"),
     }
 )
 LANE = "news"  # a reference lane every site has
@@ -130,6 +132,11 @@ class Endpoint:
     @property
     def writes(self) -> bool:
         return self.method not in ("GET", "HEAD")
+
+    @property
+    def admin_read(self) -> bool:
+        """A read only owners may do (``ADMIN_READS``)."""
+        return not self.writes and self.key in ADMIN_READS
 
     def url(self, values: dict[str, str]) -> str:
         def fill(match: re.Match[str]) -> str:
@@ -335,6 +342,16 @@ def _accepted(response: Any, status: int) -> dict[str, Any]:
     return dict(response.json())
 
 
+def _write_backup(ws: Workspace, backup_id: str) -> None:
+    """The backup's steps below the engine, as its run would (no worker delivers here)."""
+    export.take_snapshot(ws, backup_id)
+    tables = export.dump_tables(ws, backup_id)
+    frozen = export.freeze_objects(ws, backup_id)
+    for chunk in range(frozen["chunks"]):
+        export.copy_objects(ws, backup_id, chunk)
+    export.finish_backup(ws, backup_id, export.write_manifest(ws, backup_id, tables, frozen["chunks"]))
+
+
 def _seed_tenant(room: Pressroom, tenant: Tenant) -> dict[str, str]:
     """One real resource of every kind a tenant endpoint names, and the ids to address them.
 
@@ -375,6 +392,7 @@ def _seed_tenant(room: Pressroom, tenant: Tenant) -> dict[str, str]:
         202,
     )
     backup = _accepted(api.post(f"{t}/backups", headers=headers, json={"confirm": True}), 202)
+    _write_backup(room.factory.open(tenant.slug), backup["backup_id"])  # written, so that it downloads
     # A publisher per tenant: a key's id is its digest, so one key trusted by both would be both tenants'.
     publisher = Publisher()
     key = _accepted(api.post(f"{t}/package-keys", headers=headers, json={"public_key": publisher.public_key}), 201)
@@ -480,6 +498,8 @@ def test_every_tenant_endpoint_answers_another_tenants_token_404_and_changes_not
                 assert_error(answer, 403, "forbidden", f"B's viewer {endpoint}")
             else:
                 _viewer_read(answer, endpoint, f"B's viewer {endpoint}")
+            if endpoint.admin_read:
+                _read(world.call(endpoint, world.ids["b"], world.b.headers), f"B's owner {endpoint}")
 
     for role, headers in world.a_roles.items():
         for endpoint in matrix:
