@@ -6,19 +6,26 @@ import asyncio
 import hashlib
 import json
 import secrets
+from collections import Counter
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from prefect.client.orchestration import get_client
+from sqlmodel import select
 from typer.testing import CliRunner
 
 from control_plane.cli import app
+from tenant_runtime.actions.documents import create_document
 from tenant_runtime.lifecycle.files import BackupFiles
 from tenant_runtime.lifecycle.verify import verify_backup
 from tenant_runtime.storage import TenantStore
+from tenant_runtime.workspace import Actor, AuditEntry, Document, Revision
 from tests.fixtures.stack import Pressroom, Tenant
+from tests.fixtures.worker_process import WorkerProcess
 
 pytestmark = pytest.mark.integration
+IMPORT_STEPS = ("verify_backup", "stage_tables", "swap_in", "place_objects", "render_site", "finish_import")
 
 
 async def _read_run(run_id: str):  # type: ignore[no-untyped-def]
@@ -201,3 +208,80 @@ def test_restore_to_t_shows_its_dry_run_republishes_the_site_of_t_and_undo_bring
     assert pressroom.site.get(f"/{acme.slug}/about").content == before
     again = pressroom.api.post(f"{api}/restores/undo", json={"confirm": True}, headers=acme.headers)
     assert again.status_code == 409 and again.json()["error"]["code"] == "already_undone"
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_backup_and_mid_import_resumes_each_with_no_duplicate_and_no_step_redone(
+    pressroom_fs: Pressroom, tmp_path: Path
+) -> None:
+    """kill -9 of a real worker process in the backup's object copy, then in the import's object placement (after
+    its swap): the next worker finishes each run from Prefect's cache; only the killed step runs again."""
+    room = pressroom_fs
+    tenant = room.new_tenant("crash")
+    ws = room.factory.open(tenant.slug)
+    owner = Actor.for_role("u-owner", "owner")
+    with ws.transaction() as tx:  # drafts only: nothing for a worker to deliver but the backup and the import
+        for n in range(20):
+            create_document(tx, owner, slug=f"doc-{n}", title=f"Doc {n}", body=f"Body {n}", kind="post")
+    keys = [f"media/object-{n:04d}" for n in range(40)]  # one chunk to copy, one to place
+    for key in keys:
+        ws.store.put(key, key.encode())
+    api, logs = f"/api/tenants/{tenant.slug}", tmp_path / "workers"
+
+    backup = room.api.post(f"{api}/backups", json={"confirm": True}, headers=tenant.headers).json()
+    _kill_parked(WorkerProcess(room, [tenant.slug], logs, park=f"{tenant.slug}:copy_objects"), "copy_objects")
+    resumer = WorkerProcess(room, [tenant.slug], logs, park=f"{tenant.slug}:place_objects")
+    try:
+        done = room.wait_operation(tenant, backup["operation_id"], timeout=90)
+        assert done["status"] == "succeeded", done
+        assert [a["number"] for a in done["attempts"]] == [1, 2]
+        assert Counter(resumer.executions(tenant.slug)) == {
+            "take_snapshot": 1, "dump_tables": 1, "freeze_objects": 1,
+            "copy_objects": 2,  # killed, then once more
+            "write_manifest": 1, "finish_backup": 1,
+        }  # fmt: skip
+        files = BackupFiles(TenantStore(room.store, tenant.slug), backup["backup_id"])
+        index = [json.loads(line)["key"] for line in (files.store.get(files.key("objects.jsonl")) or b"").splitlines()]
+        assert sorted(index) == keys  # each object once
+        assert len(files.store.list(files.key("objects/"))) == len(keys)
+        [listed] = room.api.get(f"{api}/backups", headers=tenant.headers).json()
+        manifest_sha256 = listed["manifest_sha256"]
+        summary = verify_backup(files, expected_sha256=manifest_sha256)
+        assert summary["objects"] == len(keys)
+
+        # The site moves on, then the backup is imported over it; the worker dies after the swap.
+        with ws.transaction() as tx:
+            create_document(tx, owner, slug="after", title="After", body="not in the backup", kind="post")
+        ws.store.put("media/after", b"not in the backup")
+        ref = {"tenant": tenant.slug, "id": backup["backup_id"]}
+        imported = room.api.post(f"{api}/imports", json={"backup": ref, "confirm": True}, headers=tenant.headers)
+        assert imported.status_code == 202, imported.text
+        _kill_parked(resumer, "place_objects")
+    finally:
+        resumer.stop()
+    last = WorkerProcess(room, [tenant.slug], logs)
+    try:
+        done = room.wait_operation(tenant, imported.json()["operation_id"], timeout=90)
+        assert done["status"] == "succeeded", done
+        # One probe log for the three workers: the import's steps, killed run and resumed run together.
+        steps = Counter(step for step in last.executions(tenant.slug) if step in IMPORT_STEPS)
+    finally:
+        last.stop()
+    assert steps == {"verify_backup": 1, "stage_tables": 1, "swap_in": 1, "place_objects": 2, "finish_import": 1}
+    manifest = json.loads(files.store.get(files.key("manifest.json")) or b"{}")
+    rows = {t["name"]: t["rows"] for t in manifest["tables"]}
+    with ws.reader() as tx:
+        assert len(list(tx.exec(select(Document)))) == rows["document"] == 20  # the later draft gone, none twice
+        assert len(list(tx.exec(select(Revision)))) == rows["revision"]
+        swaps = tx.exec(select(AuditEntry).where(AuditEntry.action == "site.import")).all()
+        assert [s.operation_id for s in swaps] == [done["id"]]  # swapped in once
+    site = sorted(k for k in ws.store.list("") if not k.startswith("backups/"))
+    assert site == keys  # every object once, the later one removed
+
+
+def _kill_parked(worker: WorkerProcess, step: str) -> None:
+    try:
+        assert worker.wait_parked() == step
+        worker.kill9()
+    finally:
+        worker.stop()
