@@ -12,12 +12,10 @@ from typing import Any
 import pytest
 from litestar.exceptions import LitestarException
 from litestar.testing import TestClient
-from sqlmodel import Session, select
+from sqlmodel import select
 
 from control_plane.app import create_app
-from control_plane.auth import hash_token
 from control_plane.container import Services
-from control_plane.db.models import ApiToken, Membership, Tenant
 from dispatch.prefect_twin import RecordingPrefect
 from tenant_runtime.lifecycle.download import BLOCK, open_download
 from tenant_runtime.lifecycle.format import BackupInvalid
@@ -47,14 +45,14 @@ class Room:
         token = self.api.post(f"/ops/tenants/{slug}/tokens", json={"role": role}, headers=OPERATOR).json()["token"]
         return {"Authorization": f"Bearer {token}"}
 
-    def join(self, headers: dict[str, str], slug: str, role: str) -> None:
-        """Make the user behind ``headers`` a member of ``slug`` too (no API grants that yet)."""
-        token = headers["Authorization"].removeprefix("Bearer ")
-        with Session(self.services.engine) as session:
-            row = session.exec(select(ApiToken).where(ApiToken.token_hash == hash_token(token))).one()
-            tenant = session.exec(select(Tenant).where(Tenant.slug == slug)).one()
-            session.add(Membership(user_id=str(row.user_id), tenant_id=int(tenant.id or 0), role=role))
-            session.commit()
+    def invite(self, slug: str, owner: dict[str, str], email: str, role: str) -> dict[str, str]:
+        """Invite the person with ``email`` to ``slug`` (the same user everywhere their email is known); their
+        token for ``slug``."""
+        invited = self.api.post(
+            f"/api/tenants/{slug}/members", json={"name": email, "role": role, "email": email}, headers=owner
+        )
+        assert invited.status_code == 201, invited.text
+        return {"Authorization": f"Bearer {invited.json()['token']['token']}"}
 
     def audit(self, slug: str, action: str) -> list[AuditEntry]:
         with self.factory.open(slug).reader() as tx:
@@ -82,9 +80,9 @@ def _backup(room: Room, slug: str) -> dict[str, Any]:
 
 
 def test_a_member_with_site_admin_on_both_tenants_imports_the_others_backup_pinned_to_its_manifest(room: Room) -> None:
-    room.tenant("src-a")
-    owner = room.tenant("dst-a")
-    room.join(owner, "src-a", "owner")
+    source_owner, target_owner = room.tenant("src-a"), room.tenant("dst-a")
+    owner = room.invite("dst-a", target_owner, "pat@example.com", "owner")
+    room.invite("src-a", source_owner, "pat@example.com", "owner")  # the same person owns both sites
     written = _backup(room, "src-a")
     ref = {"tenant": "src-a", "id": written["backup_id"]}
 
@@ -107,14 +105,14 @@ def test_a_member_with_site_admin_on_both_tenants_imports_the_others_backup_pinn
 
 
 def test_a_member_lacking_site_admin_on_the_source_gets_the_404_of_a_tenant_that_does_not_exist(room: Room) -> None:
-    room.tenant("src-b")
-    owner = room.tenant("dst-b")
+    source_owner, target_owner = room.tenant("src-b"), room.tenant("dst-b")
+    owner = room.invite("dst-b", target_owner, "sam@example.com", "owner")
     written = _backup(room, "src-b")
     ref = {"tenant": "src-b", "id": written["backup_id"]}
     path = "/api/tenants/dst-b/imports"
 
     stranger = room.api.post(path, json={"backup": ref, "confirm": True}, headers=owner)
-    room.join(owner, "src-b", "editor")  # a member of the source, without site.admin there
+    room.invite("src-b", source_owner, "sam@example.com", "editor")  # a member of the source, no site.admin
     editor = room.api.post(path, json={"backup": ref, "confirm": True}, headers=owner)
     missing = room.api.post(path, json={"backup": {"tenant": "no-such", "id": "x"}, "confirm": True}, headers=owner)
     for response in (stranger, editor, missing):
