@@ -33,9 +33,18 @@ def record(
     return entry
 
 
-def entries(tx: Session, *, action: str | None = None, limit: int = 100, offset: int = 0) -> list[AuditEntry]:
-    """The site's audit rows newest first, of one dotted ``action`` if given."""
+def entries(
+    tx: Session, *, action: str | None = None, limit: int = 100, offset: int = 0, before_id: int | None = None
+) -> list[AuditEntry]:
+    """The site's audit rows newest first, of one dotted ``action`` if given, older than ``before_id``."""
     query = select(AuditEntry).order_by(col(AuditEntry.id).desc()).offset(offset).limit(limit)
     if action is not None:
         query = query.where(AuditEntry.action == action)
+    if before_id is not None:
+        query = query.where(col(AuditEntry.id) < before_id)
     return list(tx.exec(query))
+
+
+def actions(tx: Session) -> list[str]:
+    """Every action name the site's audit log holds, sorted (one index scan)."""
+    return list(tx.exec(select(AuditEntry.action).distinct().order_by(col(AuditEntry.action))))

@@ -20,7 +20,19 @@ AuditAction = Annotated[
     ),
 ]
 AuditLimit = Annotated[int, Parameter(ge=1, le=500, required=False, description="At most this many rows (1-500).")]
-AuditOffset = Annotated[int, Parameter(ge=0, le=10_000, required=False)]
+AuditOffset = Annotated[
+    int,
+    Parameter(ge=0, le=1_000, required=False, description="Skip this many rows (0-1000; deeper pages go by `before`)."),
+]
+AuditBefore = Annotated[
+    str | None,
+    Parameter(
+        required=False,
+        max_length=40,
+        pattern=r"^\d{1,19}\.\d{1,19}$",
+        description='The cursor of the next page, as the previous page\'s `Link: <…>; rel="next"` gives it.',
+    ),
+]
 
 
 class AuditEntryOut(msgspec.Struct):
@@ -39,4 +51,4 @@ class AuditEntryOut(msgspec.Struct):
     created_at: datetime
 
 
-__all__ = ["AuditAction", "AuditEntryOut", "AuditLimit", "AuditOffset"]
+__all__ = ["AuditAction", "AuditBefore", "AuditEntryOut", "AuditLimit", "AuditOffset"]

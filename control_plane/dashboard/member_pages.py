@@ -5,12 +5,13 @@ guards, audit)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
+from urllib.parse import urlencode
 
 import msgspec
 from litestar import Controller, Request, Response, get, post
-from litestar.params import Parameter
 
+from control_plane.audit.services import AuditCursor, AuditPage
 from control_plane.auth import Principal
 from control_plane.container import Services
 from control_plane.dashboard.commands import command_redirect
@@ -204,23 +205,18 @@ class MemberPages(Controller):
         signed_in: Principal,
         services: Services,
         action: str = "",
-        page_number: Annotated[int, Parameter(query="page", ge=1, le=200)] = 1,
+        before: str = "",
     ) -> Response[str]:
-        """Who did what, when, newest first, filtered by action, a page at a time."""
+        """Who did what, when, newest first, filtered by action, a page at a time (older pages by cursor)."""
         chosen = action.strip()[:80]
+        errors: list[dict[str, Any]] = []
+        found = AuditPage()
         try:
-            rows = services.audit.read(
-                signed_in,
-                tenant,
-                action=chosen or None,
-                limit=AUDIT_PAGE + 1,
-                offset=(page_number - 1) * AUDIT_PAGE,
-            )
-            errors = []
-        except BadRequest as exc:  # a malformed action typed into the address
-            rows, errors = [], [error_message(exc)]
-        seen = {row.action for row in services.audit.read(signed_in, tenant, limit=500)}
-        keep = f"action={chosen}&" if chosen else ""
+            cursor = AuditCursor.parse(before) if before else None
+            found = services.audit.read(signed_in, tenant, action=chosen or None, limit=AUDIT_PAGE, before=cursor)
+        except BadRequest as exc:  # a malformed action or cursor typed into the address
+            errors = [error_message(exc)]
+        keep = {"action": chosen} if chosen else {}
         return page(
             request,
             "audit.html",
@@ -229,11 +225,11 @@ class MemberPages(Controller):
             principal=signed_in,
             site=site_for(services, signed_in, tenant),
             settings=services.site.settings(signed_in, tenant),
-            rows=rows[:AUDIT_PAGE],
+            rows=found.rows,
             action=chosen,
-            actions=sorted(seen | ({chosen} if chosen else set())),
-            previous=f"?{keep}page={page_number - 1}" if page_number > 1 else None,
-            next=f"?{keep}page={page_number + 1}" if len(rows) > AUDIT_PAGE else None,
+            actions=sorted(set(services.audit.actions(signed_in, tenant)) | ({chosen} if chosen else set())),
+            previous=f"?{urlencode(keep)}" if before else None,
+            next=f"?{urlencode(keep | {'before': str(found.next)})}" if found.next is not None else None,
         )
 
     # --- rendering -----------------------------------------------------------------------------------

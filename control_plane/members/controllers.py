@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from typing import Annotated, Any
+from urllib.parse import urlencode
 
-from litestar import Controller, Response, delete, get, patch, post
+from litestar import Controller, Request, Response, delete, get, patch, post
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import Parameter
 
-from control_plane.audit.schemas import AuditAction, AuditEntryOut, AuditLimit, AuditOffset
+from control_plane.audit.schemas import AuditAction, AuditBefore, AuditEntryOut, AuditLimit, AuditOffset
+from control_plane.audit.services import AuditCursor
 from control_plane.auth import Principal
 from control_plane.container import Services
 from control_plane.http.params import IdempotencyKey, Limit, Offset
@@ -151,16 +153,25 @@ class AuditController(Controller):
     @get("/", sync_to_thread=True)
     def read(
         self,
+        request: Request[Any, Any, Any],
         tenant: str,
         principal: Principal,
         services: Services,
         action: AuditAction = None,
         limit: AuditLimit = 100,
         offset: AuditOffset = 0,
-    ) -> list[AuditEntryOut]:
+        before: AuditBefore = None,
+    ) -> Response[list[AuditEntryOut]]:
         """Who did what to the site, newest first: its content, operations and settings, its members and
-        tokens, and operators' changes to it (``?action=member.invite``, ``?limit=50``; ``site.admin``)."""
-        return services.audit.read(principal, tenant, action=action, limit=limit, offset=offset)
+        tokens, and operators' changes to it (``?action=member.invite``, ``?limit=50``; ``site.admin``). A
+        full page carries ``Link: <…?before=…>; rel="next"`` to the older rows."""
+        cursor = AuditCursor.parse(before) if before is not None else None
+        found = services.audit.read(principal, tenant, action=action, limit=limit, offset=offset, before=cursor)
+        headers = {}
+        if found.next is not None:
+            query = urlencode({k: v for k, v in (("action", action), ("limit", limit)) if v} | {"before": found.next})
+            headers["Link"] = f'<{request.url.path}?{query}>; rel="next"'
+        return Response(found.rows, headers=headers)
 
 
 __all__ = ["AuditController", "MemberController", "TokenController"]

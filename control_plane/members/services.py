@@ -27,6 +27,7 @@ from control_plane.members.schemas import (
     MemberTokenCreate,
     TokenIssued,
 )
+from control_plane.metrics.instruments import observe_command
 from control_plane.tenants.actions import tenant_row
 from dispatch.runtime import CommandResult
 from tenant_runtime.errors import BadRequest
@@ -147,7 +148,9 @@ class MemberService:
             return 201, body, {**body, "token": _shown_once(body["token"])}
 
         payload = msgspec.to_builtins(data)
-        return self._run(principal, tenant, "members.invite", payload, run, idempotency_key=idempotency_key)
+        return self._run(
+            principal, tenant, "InviteMember", "members.invite", payload, run, idempotency_key=idempotency_key
+        )
 
     def set_role(
         self, principal: Principal, tenant: str, member_id: str, role: str, *, idempotency_key: str | None = None
@@ -160,7 +163,9 @@ class MemberService:
             return 200, body, body
 
         scope = f"members.role:{member_id}"
-        return self._run(principal, tenant, scope, {"role": role}, run, idempotency_key=idempotency_key)
+        return self._run(
+            principal, tenant, "SetMemberRole", scope, {"role": role}, run, idempotency_key=idempotency_key
+        )
 
     def remove(self, principal: Principal, tenant: str, member_id: str, *, confirm: bool) -> CommandResult:
         """Take a member out of the site; every token they hold in it is revoked in the same transaction."""
@@ -171,7 +176,8 @@ class MemberService:
             return 200, body, body
 
         effect = "This removes the member and revokes their tokens"
-        return self._run(principal, tenant, f"members.remove:{member_id}", {}, run, confirm=confirm, effect=effect)
+        scope = f"members.remove:{member_id}"
+        return self._run(principal, tenant, "RemoveMember", scope, {}, run, confirm=confirm, effect=effect)
 
     def create_token(
         self, principal: Principal, tenant: str, data: MemberTokenCreate, *, idempotency_key: str | None = None
@@ -187,7 +193,9 @@ class MemberService:
             return 201, body, _shown_once(body)
 
         payload = {"member_id": member_id, "label": data.label}
-        return self._run(principal, tenant, "tokens.create", payload, run, idempotency_key=idempotency_key)
+        return self._run(
+            principal, tenant, "CreateToken", "tokens.create", payload, run, idempotency_key=idempotency_key
+        )
 
     def revoke_token(self, principal: Principal, tenant: str, token_id: str, *, confirm: bool) -> CommandResult:
         """Revoke a token: requests with it answer 401 from now on (409 ``last_owner_token`` for the last
@@ -213,7 +221,8 @@ class MemberService:
             return 200, body, body
 
         effect = "Requests with this token will be refused"
-        return self._run(principal, tenant, f"tokens.revoke:{token_id}", {}, run, confirm=confirm, effect=effect)
+        scope = f"tokens.revoke:{token_id}"
+        return self._run(principal, tenant, "RevokeToken", scope, {}, run, confirm=confirm, effect=effect)
 
     # --- the one path --------------------------------------------------------------------------------
 
@@ -221,6 +230,7 @@ class MemberService:
         self,
         principal: Principal,
         tenant: str,
+        kind: str,
         scope: str,
         payload: dict[str, Any],
         action: Callable[[Session, str, Tenant], Answer],
@@ -228,6 +238,24 @@ class MemberService:
         confirm: bool | None = None,
         effect: str = "",
         idempotency_key: str | None = None,
+    ) -> CommandResult:
+        """The command as ``kind`` in the command metrics, through the gate, in one transaction."""
+        with observe_command(kind) as outcome:
+            outcome.result = self._transaction(
+                principal, tenant, scope, payload, action, confirm, effect, idempotency_key
+            )
+            return outcome.result
+
+    def _transaction(
+        self,
+        principal: Principal,
+        tenant: str,
+        scope: str,
+        payload: dict[str, Any],
+        action: Callable[[Session, str, Tenant], Answer],
+        confirm: bool | None,
+        effect: str,
+        idempotency_key: str | None,
     ) -> CommandResult:
         actor, row = self.gate.admit(principal, tenant, PERMISSION, confirm, effect=effect)
         digest = idempotency.request_hash({"scope": scope, "payload": payload})

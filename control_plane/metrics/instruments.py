@@ -30,9 +30,10 @@ class CommandOutcome:
 
 
 @contextmanager
-def observe_command(message: m.Message) -> Iterator[CommandOutcome]:
-    """Count the command and time it; a raised error counts under its code (``error`` if it has none)."""
-    kind = type(message).__name__
+def observe_command(message: m.Message | str) -> Iterator[CommandOutcome]:
+    """Count the command and time it; a raised error counts under its code (``error`` if it has none).
+    ``message`` is the runtime message, or the kind of a control-plane command (``InviteMember``)."""
+    kind = message if isinstance(message, str) else type(message).__name__
     outcome = CommandOutcome()
     started = time.perf_counter()
     try:

@@ -25,6 +25,11 @@ class ListAudit(Message, frozen=True):
     action: str | None = None
     limit: int = 100
     offset: int = 0
+    before_id: int | None = None  # only rows older than this one
+
+
+class ListAuditActions(Message, frozen=True):
+    """The action names the site's audit log holds (for a filter's choices)."""
 
 
 class SiteAuditOut(msgspec.Struct):
@@ -53,8 +58,13 @@ def _list(tx: Session, ws: Workspace, q: ListAudit, dispatch: DispatchSettings) 
             data=dict(row.data),
             created_at=as_utc(row.created_at),
         )
-        for row in audit.entries(tx, action=q.action, limit=q.limit, offset=q.offset)
+        for row in audit.entries(tx, action=q.action, limit=q.limit, offset=q.offset, before_id=q.before_id)
     ]
 
 
-__all__ = ["ListAudit", "SiteAuditOut"]
+@query(ListAuditActions)
+def _actions(tx: Session, ws: Workspace, q: ListAuditActions, dispatch: DispatchSettings) -> list[str]:
+    return audit.actions(tx)
+
+
+__all__ = ["ListAudit", "ListAuditActions", "SiteAuditOut"]

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from litestar.testing import TestClient
+from prometheus_client import REGISTRY
 from sqlmodel import Session, select
 
 from control_plane.app import create_app
@@ -278,7 +279,17 @@ def test_the_audit_log_shows_who_did_what_newest_first_filtered_by_action(site: 
     assert [e["action"] for e in site.audit(action="member.invite")] == ["member.invite"]
     assert [e["action"] for e in site.audit(action="content.create")] == ["content.create"]
     assert len(site.audit(limit=2)) == 2 and site.audit(limit=2, offset=1)[0] == log[1]
-    for bad in ({"limit": 0}, {"limit": 501}, {"limit": "ten"}, {"action": "Not Dotted"}):
+    # Older pages by cursor: following the Link headers walks the whole log once, in order.
+    walked, url = [], "/api/tenants/acme/audit?limit=2"
+    while url:
+        answer = site.api.get(url, headers=site.owner)
+        assert answer.status_code == 200, answer.text
+        walked.extend(answer.json())
+        url = answer.links.get("next", {}).get("url", "")
+    assert walked == log
+    page = site.api.get("/api/tenants/acme/audit", params={"limit": 3, "action": "token.issue"}, headers=site.owner)
+    assert "action=token.issue" in page.headers.get("link", "") or len(page.json()) < 3
+    for bad in ({"limit": 0}, {"limit": 501}, {"limit": "ten"}, {"action": "Not Dotted"}, {"before": "x.1"}):
         assert_error(
             site.api.get("/api/tenants/acme/audit", params=bad, headers=site.owner), 400, "invalid_request", str(bad)
         )
@@ -295,3 +306,17 @@ def test_a_suspended_site_refuses_member_changes_with_423(site: Site) -> None:
         423,
         "tenant_suspended",
     )
+
+
+def test_member_commands_are_counted_by_kind_and_result(site: Site) -> None:
+    def count(kind: str, result: str) -> float:
+        return REGISTRY.get_sample_value("pressroom_commands_total", {"kind": kind, "result": result}) or 0.0
+
+    before = (count("InviteMember", "ok"), count("SetMemberRole", "last_owner"))
+    site.invite("Counted", "viewer")
+    olga = site.me(site.owner)
+    site.api.patch(f"/api/tenants/acme/members/{olga}", json={"role": "viewer"}, headers=site.owner)
+    assert (count("InviteMember", "ok"), count("SetMemberRole", "last_owner")) == (before[0] + 1, before[1] + 1)
+    # The filter's choices: every action either source holds for the site.
+    owner = site.services.tokens.resolve(site.owner["Authorization"])
+    assert {"member.invite", "tenant.create", "token.issue"} <= set(site.services.audit.actions(owner, "acme"))

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
+from control_plane.dashboard import member_pages
 from tests.dashboard.conftest import Dashboard
 from tests.dashboard.test_dashboard import _flash
 
@@ -130,7 +133,9 @@ def test_removing_a_member_and_revoking_a_token_need_the_box_ticked(dashboard: D
     assert tess.get("/dashboard/sites/acme/", follow_redirects=False).status_code == 303
 
 
-def test_the_audit_page_lists_who_did_what_newest_first_and_filters_by_action(dashboard: Dashboard) -> None:
+def test_the_audit_page_lists_who_did_what_newest_first_and_filters_by_action(
+    dashboard: Dashboard, monkeypatch: pytest.MonkeyPatch
+) -> None:
     browser = dashboard.browser(dashboard.tenant("acme"))
     browser.get("/dashboard/sites/acme/members")
     browser.post("/dashboard/sites/acme/members", {"name": "Ann", "role": "viewer", "form_key": browser.form_key})
@@ -146,3 +151,13 @@ def test_the_audit_page_lists_who_did_what_newest_first_and_filters_by_action(da
     fragment = browser.get("/dashboard/sites/acme/audit?action=member.invite", headers={"HX-Request": "true"})
     assert 'id="audit-rows"' in fragment.text
     assert browser.get("/dashboard/sites/acme/audit?action=Bad%20Action").status_code == 400
+
+    # Older pages by cursor, two rows a page: every row once, newest first.
+    monkeypatch.setattr(member_pages, "AUDIT_PAGE", 2)
+    seen, link = [], "/dashboard/sites/acme/audit"
+    while link:
+        answer = browser.get(link)
+        seen.extend(re.findall(r"<td><code>([a-z_.]+)</code></td>", answer.text))
+        older = re.search(r'<a href="\?([^"]+)" rel="next">', answer.text)
+        link = f"/dashboard/sites/acme/audit?{older.group(1).replace('&amp;', '&')}" if older else ""
+    assert seen == actions
