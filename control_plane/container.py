@@ -19,7 +19,7 @@ from control_plane.media.services import MediaService
 from control_plane.members.services import MemberService
 from control_plane.metrics.services import MetricsService
 from control_plane.operations.services import OperationService
-from control_plane.packages.services import PackageService, PlatformKeyService
+from control_plane.packages.services import PackageService, PlatformKeyService, url_fetcher
 from control_plane.placement import PlacementService, ShardRouter
 from control_plane.releases.services import ReleaseService
 from control_plane.settings import Settings
@@ -143,7 +143,7 @@ class Services:
             backups=BackupService(gate, runtime, tokens, store),
             lanes=LaneService(gate, runtime),
             media=MediaService(gate, runtime, tenants),
-            packages=PackageService(gate, runtime),
+            packages=PackageService(gate, runtime, url_fetcher(settings.control_plane)),
             platform_keys=PlatformKeyService(engine, PlatformKeyring.under(settings.runtime.data_dir)),
             retention=RetentionService(gate, runtime),
             fields=FieldService(gate, runtime),

@@ -81,6 +81,11 @@ class ControlPlaneSettings(PressroomSettings):
     # the others keep their last figures, so 10,000 tenants never mean 10,000 workspaces opened per scrape.
     metrics_tenants_per_scrape: int = Field(100, ge=0, le=10_000)
     metrics_timeout_seconds: float = Field(5.0, gt=0, le=60)  # Prefect's and each shard's share of a scrape
+    # install_package from a URL: only these hosts (comma-separated; "example.com" allows its subdomains, "*"
+    # any public host; empty: no URL installs), private addresses only when allowed, within this time.
+    package_fetch_allow: Annotated[tuple[str, ...], NoDecode] = ()
+    package_fetch_allow_private: bool = False
+    package_fetch_timeout_seconds: float = Field(10.0, gt=0, le=120)
 
     @field_validator("log_level", mode="before")
     @classmethod
@@ -97,6 +102,13 @@ class ControlPlaneSettings(PressroomSettings):
             except ValueError:
                 raise ValueError(f"must be comma-separated CIDR networks, got {network!r}") from None
         return tuple(parts) if isinstance(parts, list) else parts
+
+    @field_validator("package_fetch_allow", mode="before")
+    @classmethod
+    def _hosts(cls, value: object) -> object:
+        if isinstance(value, str):
+            return tuple(part.strip().lower() for part in value.split(",") if part.strip())
+        return value
 
     @field_validator("site_data_dirs", mode="before")
     @classmethod

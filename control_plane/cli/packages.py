@@ -102,20 +102,23 @@ def sign(
 @packages_app.command("install")
 def install(
     tenant: str,
-    archive: Path,
+    archive: Annotated[str, typer.Argument(help="The archive's path, or an http(s) URL on the fetch allow-list.")],
     pin_theme: Annotated[bool, typer.Option("--pin-theme", help="A theme: make it the site's theme.")] = False,
     wait: Annotated[bool, typer.Option(help="Follow the install to the end.")] = True,
     timeout: Annotated[float, typer.Option()] = 300,
 ) -> None:
-    """Verify a package now and install it through the install_package flow."""
+    """Verify a package now and install it through the install_package flow (from a file or a URL)."""
     from control_plane.cli.operations import follow
     from control_plane.packages.schemas import PackageInstall
 
     room = services()
     try:
-        result = room.packages.install(
-            CLI_OPERATOR, tenant, PackageInstall(archive=archive.read_bytes(), pin_theme=pin_theme, confirm=True)
+        source = (
+            PackageInstall(url=archive, pin_theme=pin_theme, confirm=True)
+            if archive.startswith(("http://", "https://"))
+            else PackageInstall(archive=Path(archive).read_bytes(), pin_theme=pin_theme, confirm=True)
         )
+        result = room.packages.install(CLI_OPERATOR, tenant, source)
     except PressroomError as exc:
         _fail(exc)
         return

@@ -27,9 +27,10 @@ from tenant_runtime.errors import BadRequest
 
 @dataclass
 class PackageUpload:
-    """The install form: the archive, and its ticks (multipart, so every field is text)."""
+    """The install form: the archive or its URL, and its ticks (multipart, so every field is text)."""
 
-    file: UploadFile
+    file: UploadFile | None = None
+    url: str = ""
     csrf_token: str = ""
     form_key: str = ""
     pin_theme: str = ""
@@ -77,10 +78,14 @@ class PackagePages(Controller):
         signed_in: Principal,
         services: Services,
     ) -> Response[Any]:
-        """Install (or upgrade to) the uploaded package, confirmed; refusals (signature, hash, key) flashed."""
-        archive = data.file.file.read()
+        """Install (or upgrade to) the uploaded package, or the one at a URL on the operator's allow-list,
+        confirmed; refusals (signature, hash, key, URL not allowed) flashed."""
+        archive = data.file.file.read() if data.file is not None and data.file.filename else None
         install = PackageInstall(
-            archive=archive, pin_theme=checked(vars(data), "pin_theme"), confirm=checked(vars(data), "confirm")
+            archive=archive or None,
+            url=data.url.strip()[:2000] or None,
+            pin_theme=checked(vars(data), "pin_theme"),
+            confirm=checked(vars(data), "confirm"),
         )
 
         def says(done: Any) -> str:

@@ -14,7 +14,11 @@ PackageName = Annotated[str, Meta(min_length=2, max_length=63, pattern=r"^[a-z][
 
 
 class PackageInstall(msgspec.Struct, forbid_unknown_fields=True):
-    archive: bytes  # the package archive, base64 (at most 1 MiB)
+    """One of ``archive`` (the package itself, base64, at most 1 MiB) or ``url`` (fetched by the control plane
+    from a host on the operator's allow-list, PRESSROOM_PACKAGE_FETCH_ALLOW)."""
+
+    archive: bytes | None = None
+    url: Annotated[str, Meta(min_length=1, max_length=2000)] | None = None
     pin_theme: bool = False  # a theme: make it the site's theme in the same transaction
     options: dict[str, Any] = {}
     confirm: bool = False

@@ -13,19 +13,44 @@ from sqlmodel import Session
 from control_plane.auth import Principal
 from control_plane.commands import Command, CommandGate
 from control_plane.packages.schemas import PackageInstall
+from control_plane.settings import ControlPlaneSettings
 from control_plane.tenants.actions import record
 from dispatch.runtime import CommandResult, RuntimeClient
 from dispatch.runtime import messages as m
 from dispatch.runtime.packages import PackageKeyOut, PackageOut
-from tenant_runtime.errors import Forbidden
+from tenant_runtime.errors import BadRequest, Forbidden
 from tenant_runtime.ids import utcnow
 from tenant_runtime.packages import PlatformKeyring, TrustedKey
+from tenant_runtime.packages.fetch import fetch_archive
+
+# What fetches a package archive from a URL (the allow-listed fetcher; a twin in tests).
+Fetch = Callable[[str], bytes]
+
+
+def _no_fetch(url: str) -> bytes:
+    raise BadRequest("This installation does not fetch packages from URLs.", details={"url": url})
+
+
+def url_fetcher(settings: ControlPlaneSettings) -> Fetch:
+    """The operator's fetcher: PRESSROOM_PACKAGE_FETCH_ALLOW hosts only (none by default), public addresses
+    unless PRESSROOM_PACKAGE_FETCH_ALLOW_PRIVATE, within the archive limit."""
+
+    def fetch(url: str) -> bytes:
+        return fetch_archive(
+            url,
+            allow=settings.package_fetch_allow,
+            allow_private=settings.package_fetch_allow_private,
+            timeout=settings.package_fetch_timeout_seconds,
+        )
+
+    return fetch
 
 
 class PackageService:
-    def __init__(self, gate: CommandGate, runtime: RuntimeClient) -> None:
+    def __init__(self, gate: CommandGate, runtime: RuntimeClient, fetch: Fetch = _no_fetch) -> None:
         self.gate = gate
         self.runtime = runtime
+        self.fetch = fetch
 
     def installed(self, principal: Principal, tenant: str, *, include_uninstalled: bool = False) -> list[PackageOut]:
         return self.runtime.packages(
@@ -35,8 +60,18 @@ class PackageService:
     def install(
         self, principal: Principal, tenant: str, data: PackageInstall, *, idempotency_key: str | None = None
     ) -> CommandResult:
-        """Verify the package now (4xx with a code, nothing written, if it fails) and queue its install."""
-        message = m.InstallPackage(archive=data.archive, pin_theme=data.pin_theme, options=data.options)
+        """Verify the package now (4xx with a code, nothing written, if it fails) and queue its install.
+
+        A ``url`` is fetched first, only once the principal may install here and has confirmed (no one else
+        makes this process fetch anything), within the allow-list and the archive limit."""
+        if (data.archive is None) == (data.url is None):
+            raise BadRequest("Send the package as 'archive' or as 'url', one of the two.", details={"field": "url"})
+        archive = data.archive
+        if data.url is not None:
+            self.gate.admit(principal, tenant, "site.admin", data.confirm, effect="This installs a package")
+            archive = self.fetch(data.url)
+        assert archive is not None
+        message = m.InstallPackage(archive=archive, pin_theme=data.pin_theme, options=data.options)
         return self.gate.execute(
             principal,
             Command(
@@ -119,4 +154,4 @@ class PlatformKeyService:
         return msgspec.convert(key.as_json(utcnow()), PackageKeyOut)
 
 
-__all__ = ["PackageService", "PlatformKeyService"]
+__all__ = ["Fetch", "PackageService", "PlatformKeyService", "url_fetcher"]

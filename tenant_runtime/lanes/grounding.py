@@ -2,106 +2,72 @@
 
 Each URL's host must be on ``lanes_ground_allow`` (``*``: any host) and every
 address it resolves to must be public, unless the operator sets
-``lanes_ground_allow_private`` (tests serve sources from 127.0.0.1 that way).
-Redirects are followed by hand, each hop checked the same way. A source that
-is refused is a permanent ``source_not_allowed`` naming it; a network failure
-is transient (the step retries); an HTTP error status is recorded with the
-source and grounding goes on.
+``lanes_ground_allow_private`` (tests serve sources from 127.0.0.1 that way):
+the outbound guard of ``tenant_runtime.outbound``, redirects followed by hand and
+each hop checked. A source that is refused is a permanent ``source_not_allowed``
+naming it; a network failure is transient (the step retries); an HTTP error
+status is recorded with the source and grounding goes on.
 """
 
 from __future__ import annotations
 
 import hashlib
-import ipaddress
 import re
-import socket
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import httpx
 
+from tenant_runtime import outbound
 from tenant_runtime.errors import Permanent, Unavailable
 from tenant_runtime.lanes.settings import LaneSettings
+from tenant_runtime.outbound import Resolver, resolve
 from tenant_runtime.rendering.markdown import plain_text
 
-MAX_REDIRECTS = 3
 EXCERPT_CHARS = 1500
 MAX_LINKS = 10  # links kept per page, for a further grounding round
 _HREF = re.compile(r"""<a\s[^>]*href\s*=\s*["']([^"'#]+)["']""", re.IGNORECASE)
-
-Resolver = Callable[[str], list[str]]
 
 
 class SourceNotAllowed(Permanent):
     code = "source_not_allowed"
 
 
-def resolve(host: str) -> list[str]:
-    try:
-        return sorted({info[4][0] for info in socket.getaddrinfo(host, None)})  # type: ignore[misc]
-    except OSError as exc:
-        raise Unavailable(f"Cannot resolve {host}.", details={"host": host}, code="source_unreachable") from exc
+def _policy(settings: LaneSettings) -> outbound.OutboundPolicy:
+    return outbound.OutboundPolicy(
+        allow=settings.lanes_ground_allow,
+        allow_private=settings.lanes_ground_allow_private,
+        what="grounding",
+        refused=SourceNotAllowed,
+    )
 
 
 def check_url(url: str, settings: LaneSettings, resolver: Resolver = resolve) -> None:
     """Refuse a URL whose host is not allowed or resolves to a private, loopback or reserved address."""
-    parts = urlsplit(url)
-    host = (parts.hostname or "").lower()
-    if parts.scheme not in ("http", "https") or not host:
-        raise SourceNotAllowed("A source is an http(s) URL.", details={"url": url})
-    allowed = settings.lanes_ground_allow
-    if "*" not in allowed and not any(host == a or host.endswith("." + a) for a in allowed):
-        raise SourceNotAllowed(
-            f"{host} is not on the grounding allow-list.", details={"url": url, "host": host, "allow": list(allowed)}
-        )
-    if settings.lanes_ground_allow_private:
-        return
-    for address in resolver(host):
-        ip = ipaddress.ip_address(address.split("%")[0])
-        if not ip.is_global:
-            raise SourceNotAllowed(
-                f"{host} resolves to a private address ({address}): the operator has not allowed those.",
-                details={"url": url, "host": host, "address": address},
-            )
+    outbound.check_url(url, _policy(settings), resolver)
 
 
 def fetch_source(
     client: httpx.Client, url: str, settings: LaneSettings, resolver: Resolver = resolve
 ) -> dict[str, Any]:
     """One source: its final URL, status, title and a plain-text excerpt."""
-    current = url
-    for _ in range(MAX_REDIRECTS + 1):
-        check_url(current, settings, resolver)
-        try:
-            with client.stream("GET", current) as response:
-                if response.is_redirect and "location" in response.headers:
-                    current = urljoin(current, response.headers["location"])
-                    continue
-                data = b""
-                for chunk in response.iter_bytes():
-                    data += chunk
-                    if len(data) > settings.lanes_ground_max_bytes:
-                        break
-                status = response.status_code
-                content_type = response.headers.get("content-type", "")
-        except httpx.HTTPError as exc:
-            raise Unavailable(
-                f"Could not fetch {current}: {type(exc).__name__}.", details={"url": current}, code="source_unreachable"
-            ) from None
-        text = data[: settings.lanes_ground_max_bytes].decode("utf-8", errors="replace")
-        is_html = "html" in content_type
-        links = _links(current, text) if is_html and status < 400 else []
-        return {
-            "url": url,
-            "final_url": current,
-            "status": status,
-            "title": _title(text) if is_html else "",
-            "excerpt": plain_text(text, EXCERPT_CHARS, markdown=False) if status < 400 else "",
-            "sha256": hashlib.sha256(data).hexdigest(),
-            "links": links,
-        }
-    raise SourceNotAllowed("Too many redirects.", details={"url": url})
+    with outbound.open_checked(client, url, _policy(settings), resolver) as (current, response):
+        data, _ = outbound.read_limited(response, settings.lanes_ground_max_bytes)
+        status = response.status_code
+        content_type = response.headers.get("content-type", "")
+    text = data.decode("utf-8", errors="replace")
+    is_html = "html" in content_type
+    links = _links(current, text) if is_html and status < 400 else []
+    return {
+        "url": url,
+        "final_url": current,
+        "status": status,
+        "title": _title(text) if is_html else "",
+        "excerpt": plain_text(text, EXCERPT_CHARS, markdown=False) if status < 400 else "",
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "links": links,
+    }
 
 
 def _links(base: str, html: str) -> list[str]:

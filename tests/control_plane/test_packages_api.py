@@ -4,8 +4,10 @@ written, accepted as a queued install_package operation; trusted keys per tenant
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,6 +17,7 @@ from control_plane.app import create_app
 from control_plane.container import Services
 from dispatch.prefect_twin import RecordingPrefect
 from tests.fixtures.http_errors import assert_error
+from tests.fixtures.source_server import SourceServer
 from tests.fixtures.stack import OPERATOR_TOKEN, make_settings
 from tests.tenant_runtime.package_kit import Publisher, pack, theme_files
 
@@ -112,3 +115,67 @@ def test_platform_keys_are_trusted_by_every_tenant_until_revoked(room: tuple[Tes
     audit = api.get("/ops/audit?action=package.key.platform.revoke", headers=OPERATOR).json()
     assert [a["object_id"] for a in audit] == [added.json()["key_id"]]
     assert json.loads(json.dumps(keys))  # plain JSON
+
+
+@pytest.fixture
+def fetching_room(tmp_path: Path) -> Iterator[tuple[TestClient[Any], Services]]:
+    """A control plane whose operator allows package URLs on 127.0.0.1 (a private address, allowed too)."""
+    base = make_settings(tmp_path / "data")
+    control = base.control_plane.model_copy(
+        update={"package_fetch_allow": ("127.0.0.1",), "package_fetch_allow_private": True}
+    )
+    settings = dataclasses.replace(base, control_plane=control)
+    services = Services.build(settings, prefect=RecordingPrefect(), relay_prefect=RecordingPrefect())
+    with TestClient(create_app(settings, services=services)) as client:
+        yield client, services
+
+
+def test_a_package_is_installed_from_an_allowed_url_only_verified_and_only_for_an_admin_who_confirmed(
+    fetching_room: tuple[TestClient[Any], Services], source_server: SourceServer
+) -> None:
+    api, services = fetching_room
+    owner = _tenant(api, "fetches")
+    editor = {
+        "Authorization": "Bearer "
+        + api.post("/ops/tenants/fetches/tokens", json={"role": "editor"}, headers=OPERATOR).json()["token"]
+    }
+    publisher = Publisher()
+    api.post("/api/tenants/fetches/package-keys", json={"public_key": publisher.public_key}, headers=owner)
+    files = theme_files()
+    manifest, signature = publisher.files_and_signature(files, name="magazine", version="1.0.0", kind="theme")
+    source_server.files["/good.tar.gz"] = pack(files, manifest, signature)
+    source_server.files["/bad.tar.gz"] = pack({**files, "templates/page.html": b"changed"}, manifest, signature)
+    url = source_server.url("/good.tar.gz")
+
+    def install(headers: dict[str, str], **body: Any) -> Any:
+        return api.post("/api/tenants/fetches/packages", json={"confirm": True, **body}, headers=headers)
+
+    assert_error(install(editor, url=url), 403, "forbidden")
+    assert_error(install(owner, url=url, confirm=False), 400, "confirmation_required")
+    assert source_server.fetches["/good.tar.gz"] == 0  # nobody who may not install makes us fetch
+    assert_error(install(owner, url=url, archive=base64.b64encode(b"x").decode()), 400, "invalid_request")
+    assert_error(install(owner), 400, "invalid_request")
+    assert_error(install(owner, url="http://example.com/x.tar.gz"), 422, "package_url_not_allowed")
+
+    assert_error(install(owner, url=source_server.url("/bad.tar.gz")), 422, "package_hash_mismatch")
+    store = services.factory.store if services.factory is not None else None
+    assert store is not None and [k for k in store.list("tenants/fetches/") if "/packages/" in k] == []
+    assert api.get("/api/tenants/fetches/operations", headers=owner).json() == []
+
+    accepted = install(owner, url=url)
+    assert accepted.status_code == 202, accepted.text
+    assert accepted.json()["package"] == {"name": "magazine", "version": "1.0.0", "kind": "theme"}
+    assert source_server.fetches["/good.tar.gz"] == 1
+
+
+def test_without_an_allow_list_no_url_is_fetched(
+    room: tuple[TestClient[Any], Services], source_server: SourceServer
+) -> None:
+    api, _ = room
+    owner = _tenant(api, "no-fetch")
+    source_server.files["/p.tar.gz"] = b"\x1f\x8b"
+    answer = api.post(
+        "/api/tenants/no-fetch/packages", json={"url": source_server.url("/p.tar.gz"), "confirm": True}, headers=owner
+    )
+    assert_error(answer, 422, "package_url_not_allowed")
+    assert source_server.fetches["/p.tar.gz"] == 0

@@ -12,6 +12,7 @@ from tenant_runtime.workflows import InstallPackageParameters
 from tenant_runtime.workspace import Workspace
 from tests.dashboard.conftest import OPERATOR, ORIGIN, Browser, Dashboard
 from tests.dashboard.test_dashboard import _flash
+from tests.fixtures.source_server import SourceServer
 
 S = "/dashboard/sites/acme/packages"
 
@@ -117,3 +118,25 @@ def test_an_editor_sees_no_controls_and_another_tenants_session_gets_404(dashboa
     assert stranger.post(f"{S}/magazine/uninstall", {"confirm": "yes"}).status_code == 404
     assert stranger.post(f"{S}/keys/k_x/revoke", {}).status_code == 404
     assert [k for k in dashboard.services.packages.keys(OPERATOR, "acme") if k.scope == "tenant"] == []
+
+
+def test_a_package_url_off_the_operators_allow_list_is_refused_in_words(
+    dashboard: Dashboard, source_server: SourceServer
+) -> None:
+    owner = dashboard.browser(dashboard.tenant("acme"))
+    source_server.files["/magazine.tar.gz"] = EXAMPLE_THEME.read_bytes()
+    page = owner.get(S)
+    key = page.text.split('name="form_key" value="')[1].split('"')[0]
+    answer = owner.client.post(
+        S,
+        data={
+            "csrf_token": owner.csrf,
+            "form_key": key,
+            "url": source_server.url("/magazine.tar.gz"),
+            "confirm": "yes",
+        },
+        files={"file": ("", b"", "application/octet-stream")},
+        headers={"Origin": ORIGIN},
+    )
+    assert answer.status_code == 200 and "package_url_not_allowed" in _flash(answer.text)
+    assert source_server.fetches["/magazine.tar.gz"] == 0
