@@ -12,6 +12,7 @@ from typing import Any
 
 import msgspec
 from sqlalchemy import Engine
+from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session, col, func, select
 
 from control_plane import idempotency
@@ -30,7 +31,7 @@ from control_plane.members.schemas import (
 from control_plane.metrics.instruments import observe_command
 from control_plane.tenants.actions import tenant_row
 from dispatch.runtime import CommandResult
-from tenant_runtime.errors import BadRequest
+from tenant_runtime.errors import BadRequest, Conflict
 from tenant_runtime.ids import as_utc
 
 PERMISSION = "site.admin"
@@ -265,10 +266,20 @@ class MemberService:
                 first = idempotency.lookup(session, key_scope, idempotency_key, digest)
                 if first is not None:
                     return CommandResult(first.status_code, {**first.response, "replayed": True}, replayed=True)
-            status, body, kept = action(session, actor.id, row)
-            if idempotency_key is not None:
-                idempotency.remember(session, key_scope, idempotency_key, digest, status, kept)
-            session.commit()
+            try:
+                status, body, kept = action(session, actor.id, row)
+                if idempotency_key is not None:
+                    idempotency.remember(session, key_scope, idempotency_key, digest, status, kept)
+                session.commit()
+            except (IntegrityError, OperationalError):
+                # Another change to the same rows committed first (the same email invited twice at once, a
+                # repeated key racing itself; SQLite's snapshot refusing the late writer): nothing of this
+                # one was written, and a retry sees the winner.
+                session.rollback()
+                raise Conflict(
+                    "Another change to the site's members landed at the same moment; nothing was changed. Try again.",
+                    code="concurrent_change",
+                ) from None
         return CommandResult(status, body)
 
     @staticmethod

@@ -320,3 +320,22 @@ def test_member_commands_are_counted_by_kind_and_result(site: Site) -> None:
     # The filter's choices: every action either source holds for the site.
     owner = site.services.tokens.resolve(site.owner["Authorization"])
     assert {"member.invite", "tenant.create", "token.issue"} <= set(site.services.audit.actions(owner, "acme"))
+
+
+def test_a_change_that_loses_a_race_is_a_409_and_writes_nothing(site: Site, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sqlalchemy.exc import IntegrityError
+
+    from control_plane.members import actions
+
+    real = actions.invite
+
+    def raced(*args: Any, **kwargs: Any) -> Any:
+        real(*args, **kwargs)  # its rows are in the session, as a concurrent winner's would collide
+        raise IntegrityError("INSERT", {}, Exception("UNIQUE constraint failed: pressroom_user.email"))
+
+    monkeypatch.setattr(actions, "invite", raced)
+    lost = site.api.post("/api/tenants/acme/members", json={"name": "Race", "role": "viewer"}, headers=site.owner)
+    assert_error(lost, 409, "concurrent_change")
+    monkeypatch.undo()
+    assert "Race" not in {m["name"] for m in site.members()}
+    assert "member.invite" not in {e["action"] for e in site.audit()}
