@@ -140,13 +140,15 @@ class WebhookOut(msgspec.Struct):
 
 class MediaReferenceOut(msgspec.Struct):
     """A document naming a media file: as it is now (``version`` None) or a version still in retention;
-    in its body and/or in the custom fields ``fields`` lists."""
+    in its body and/or in the custom fields ``fields`` lists. With ``default_of`` (``kind.field``) and no
+    document: a custom field whose default names the file."""
 
-    document_id: str
-    slug: str
+    document_id: str | None
+    slug: str | None
     version: int | None
     in_body: bool
     fields: list[str]
+    default_of: str | None = None
 
 
 class MediaOut(msgspec.Struct):

@@ -20,7 +20,7 @@ from tenant_runtime.actions.documents import KINDS
 from tenant_runtime.actions.operations import new_operation, new_operation_id
 from tenant_runtime.errors import BadRequest, Conflict, NotFound
 from tenant_runtime.fields.types import FIELD_TYPES, Unconvertible, check_options, check_value, convert
-from tenant_runtime.fields.validation import FIELD_NAME
+from tenant_runtime.fields.validation import FIELD_NAME, usable_media
 from tenant_runtime.ids import utcnow
 from tenant_runtime.workflows import MigrateFieldParameters
 from tenant_runtime.workspace import Workspace
@@ -102,6 +102,8 @@ def request_field_change(
         options = check_options(type, dict(options or {}))
         if default is not None and (problem := check_value(type, options, default)) is not None:
             raise _bad(f"The default is not valid: {problem}.", "invalid_field_default", field="default")
+        if type == "media" and default is not None and not usable_media(tx, default):
+            raise _bad("The default names media this site does not have.", "media_not_found", field="default")
         if required and default is None:
             raise _bad("A required new field needs a default for the documents that exist.", "field_default_required")
         definition = FieldDefinition(
@@ -135,6 +137,8 @@ def request_field_change(
                     new_default = convert(definition.default, type, options)
                 except Unconvertible:
                     new_default = None
+                if type == "media" and new_default is not None and not usable_media(tx, new_default):
+                    new_default = None  # a default never names a file the site lacks
             target = {"type": type, "options": options, "default": new_default}
         definition.status = "migrating"
     operation_id = new_operation_id()

@@ -34,7 +34,8 @@ def active_definitions(tx: Session, kind: str) -> list[FieldDefinition]:
     )
 
 
-def _usable_media(tx: Session, media_id: str) -> bool:
+def usable_media(tx: Session, media_id: str) -> bool:
+    """Whether ``media_id`` names a file of this site a field may point at (not gone, not being swept)."""
     media = tx.get(Media, media_id)
     return media is not None and media.status != PURGING
 
@@ -99,7 +100,7 @@ def validate_fields(
             errors.append(
                 {"field": d.name, "code": "invalid_reference", "message": f"{d.name}: no document {out[d.name]}"}
             )
-        elif d.type == "media" and d.name in touched and not _usable_media(tx, out[d.name]):
+        elif d.type == "media" and d.name in touched and not usable_media(tx, out[d.name]):
             # As for bodies (check_embeds): a document never starts naming a file the sweep has proven free.
             errors.append({"field": d.name, "code": "media_not_found", "message": f"{d.name}: no media {out[d.name]}"})
     if len(out) > MAX_FIELDS:
@@ -109,4 +110,4 @@ def validate_fields(
     return out
 
 
-__all__ = ["FIELD_NAME", "MAX_FIELDS", "active_definitions", "validate_fields"]
+__all__ = ["FIELD_NAME", "MAX_FIELDS", "active_definitions", "usable_media", "validate_fields"]

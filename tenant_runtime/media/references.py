@@ -11,7 +11,8 @@ revision still kept (``revision`` rows: their field values, their bodies inline 
 spilled into the store; versions past their retention are pruned by
 ``prune_policies`` and stop counting once gone). A field of type ``media`` holds a
 bare id; the scan matches the id anywhere in a document's field values, so a value
-left by a migration in progress (a rename, a type change) counts as well.
+left by a migration in progress (a rename, a type change) counts as well. So does a
+field definition whose default names the file (every new document would get it).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from sqlmodel import Session, col, or_, select
 from tenant_runtime.errors import BadRequest
 from tenant_runtime.storage import ObjectStore
 from tenant_runtime.versions.bodies import revision_body
+from tenant_runtime.workspace.field_models import FieldDefinition
 from tenant_runtime.workspace.media_models import PURGING, Media
 from tenant_runtime.workspace.models import Document, Revision
 
@@ -43,13 +45,15 @@ def embedded_ids(body: str) -> list[str]:
 @dataclass(frozen=True)
 class Reference:
     """A document version naming a media file (``version`` None: the document as it is now), in its body
-    (``in_body``) and/or in the custom fields ``fields`` names."""
+    (``in_body``) and/or in the custom fields ``fields`` names; or, with ``default_of`` (``kind.field``) and
+    no document, a field definition whose default names it."""
 
-    document_id: str
-    slug: str
+    document_id: str | None
+    slug: str | None
     version: int | None
     in_body: bool = True
     fields: tuple[str, ...] = field(default=())
+    default_of: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -58,6 +62,7 @@ class Reference:
             "version": self.version,
             "in_body": self.in_body,
             "fields": list(self.fields),
+            "default_of": self.default_of,
         }
 
 
@@ -98,6 +103,16 @@ def references_to(
             .limit(limit)
         ).all()
         found[media_id].extend(_reference(media_id, r.document_id, r.slug, r.version, r.body, r.fields) for r in kept)
+        defaults = tx.exec(
+            select(FieldDefinition)
+            .where(cast(col(FieldDefinition.default), String).like(pattern))
+            .order_by(col(FieldDefinition.kind), col(FieldDefinition.name))
+            .limit(limit)
+        ).all()
+        found[media_id].extend(
+            Reference(None, None, None, in_body=False, fields=(d.name,), default_of=f"{d.kind}.{d.name}")
+            for d in defaults
+        )
     if media_ids:
         spilled = tx.exec(select(Revision).where(col(Revision.body_key).is_not(None)).order_by(col(Revision.id)))
         bodies: dict[str, str] = {}

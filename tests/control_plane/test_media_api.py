@@ -248,7 +248,7 @@ def test_reading_a_file_says_where_it_is_used_now_and_in_kept_versions(library: 
 
     item = library.api.get(f"/api/tenants/{slug}/media/{media['id']}", headers=owner).json()
     assert item["used_by"] == [
-        {"document_id": created["id"], "slug": "about", "version": 1, "in_body": True, "fields": []}
+        {"document_id": created["id"], "slug": "about", "version": 1, "in_body": True, "fields": [], "default_of": None}
     ]
     assert item["used_by_more"] is False
     assert library.api.get(f"/api/tenants/{slug}/media/{unused['id']}", headers=owner).json()["used_by"] == []

@@ -6,6 +6,8 @@ import io
 
 from PIL import Image
 
+from tenant_runtime.actions.fields import request_field_change
+from tenant_runtime.workspace import SYSTEM
 from tests.dashboard.conftest import OPERATOR, ORIGIN, Dashboard
 from tests.dashboard.test_dashboard import _create, _flash
 
@@ -67,6 +69,9 @@ def test_a_files_page_says_where_it_is_used_and_the_library_offers_drag_and_drop
     assert used.status_code == 200 and "Where it is used" in used.text
     assert f'href="/dashboard/sites/acme/documents/{doc}"' in used.text and "version 1" in used.text
     assert "Nothing uses this file" in owner.get(f"/dashboard/sites/acme/media/{unused}").text
+    with dashboard.factory.open("acme").transaction() as tx:  # a media field whose default is ``media``
+        request_field_change(tx, "acme", SYSTEM, kind="post", change="add", field="hero", type="media", default=media)
+    assert "field post.hero" in owner.get(f"/dashboard/sites/acme/media/{media}").text
 
     trashed = owner.post(f"/dashboard/sites/acme/media/{unused}/delete", {})
     assert "in the trash" in _flash(trashed.text)

@@ -93,7 +93,7 @@ def test_the_reference_scan_sees_current_bodies_and_every_kept_revision(workspac
     with workspace.reader() as tx:
         found = references.references_to(tx, workspace.store, [media.id, other.id])
     assert [r.as_dict() for r in found[media.id]] == [
-        {"document_id": doc.id, "slug": "about", "version": 1, "in_body": True, "fields": []}
+        {"document_id": doc.id, "slug": "about", "version": 1, "in_body": True, "fields": [], "default_of": None}
     ]
     assert found[other.id] == []
     assert references.embedded_ids(f"media:{media.id} media:{other.id} media:{media.id}") == [media.id, other.id]

@@ -70,8 +70,8 @@ def test_an_unreferenced_file_is_purged_once_and_a_referenced_one_is_kept_and_re
     assert scanned["free"] == [free.id]
     assert scanned["kept"] == {
         used.id: [
-            {"document_id": doc.id, "slug": "p", "version": None, "in_body": True, "fields": []},
-            {"document_id": doc.id, "slug": "p", "version": 1, "in_body": True, "fields": []},
+            {"document_id": doc.id, "slug": "p", "version": None, "in_body": True, "fields": [], "default_of": None},
+            {"document_id": doc.id, "slug": "p", "version": 1, "in_body": True, "fields": [], "default_of": None},
         ]
     }
 
@@ -115,11 +115,11 @@ def test_a_file_restored_or_back_within_retention_is_skipped(workspace: Workspac
     assert workspace.store.exists(media.key)
 
 
-def _media_field(ws: Workspace, name: str = "hero") -> None:
+def _media_field(ws: Workspace, name: str = "hero", default: str | None = None) -> None:
     """A custom ``media`` field on posts, added through its migration run to the end."""
     with ws.transaction() as tx:
         _, operation = fields.request_field_change(
-            tx, "acme", SYSTEM, kind="post", change="add", field=name, type="media"
+            tx, "acme", SYSTEM, kind="post", change="add", field=name, type="media", default=default
         )
     while not fields.check_batch(ws, operation.id)["done"]:
         pass
@@ -145,6 +145,7 @@ def test_a_file_named_only_by_a_custom_media_field_is_kept_and_reported(workspac
         "version": None,
         "in_body": False,
         "fields": ["hero"],
+        "default_of": None,
     }
     kept = sweep.purge(workspace, hero.id)
     assert kept["result"] == sweep.KEPT and kept["references"][0]["fields"] == ["hero"]
@@ -154,7 +155,7 @@ def test_a_file_named_only_by_a_custom_media_field_is_kept_and_reported(workspac
     with workspace.transaction() as tx:
         documents.update_document(tx, SYSTEM, doc.id, expected_version=1, fields={"hero": None})
     assert sweep.purge(workspace, hero.id)["references"] == [
-        {"document_id": doc.id, "slug": "p", "version": 1, "in_body": False, "fields": ["hero"]}
+        {"document_id": doc.id, "slug": "p", "version": 1, "in_body": False, "fields": ["hero"], "default_of": None}
     ]
     with workspace.transaction() as tx:
         for revision in tx.exec(select(Revision).where(Revision.document_id == doc.id, col(Revision.version) == 1)):
@@ -175,6 +176,36 @@ def test_a_media_field_cannot_name_a_file_being_swept(workspace: Workspace) -> N
             tx, SYSTEM, slug="late", title="L", body="", kind="post", fields={"hero": "med_" + "0" * 26}
         )
     assert unknown.value.code == "media_not_found"
+
+
+def test_a_file_a_media_fields_default_names_is_kept_until_the_default_changes(workspace: Workspace) -> None:
+    fallback = upload(workspace)
+    with workspace.transaction() as tx, pytest.raises(BadRequest) as unknown:
+        fields.request_field_change(
+            tx, "acme", SYSTEM, kind="post", change="add", field="hero", type="media", default="med_" + "0" * 26
+        )
+    assert unknown.value.code == "media_not_found"
+    _media_field(workspace, default=fallback.id)
+    trash(workspace, fallback)
+
+    kept = sweep.purge(workspace, fallback.id)
+    assert kept["result"] == sweep.KEPT
+    assert kept["references"] == [
+        {
+            "document_id": None,
+            "slug": None,
+            "version": None,
+            "in_body": False,
+            "fields": ["hero"],
+            "default_of": "post.hero",
+        }
+    ]
+    with workspace.transaction() as tx:  # the field goes (no document ever had a value)
+        _, operation = fields.request_field_change(tx, "acme", SYSTEM, kind="post", change="remove", field="hero")
+    while not fields.apply_batch(workspace, operation.id)["done"]:
+        pass
+    fields.finish_migration(workspace, operation.id)
+    assert sweep.purge(workspace, fallback.id)["result"] == sweep.PURGED
 
 
 @pytest.mark.parametrize("crash_after", ["begin", "delete"])
