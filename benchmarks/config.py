@@ -18,8 +18,8 @@ SUITE_NAMES = (
     "scheduled_backlog",
 )
 # Run only when asked for (--suite NAME): whatif* measure proposed core changes patched in-process;
-# brief_intake measures the brief API (issue 13).
-EXTRA_SUITES = ("whatif", "whatif_fairness", "brief_intake")
+# brief_intake measures the brief API (issue 13); backup_import backups, imports and the nightly fan-out (issue 11).
+EXTRA_SUITES = ("whatif", "whatif_fairness", "brief_intake", "backup_import")
 
 
 @dataclass(frozen=True)

@@ -150,4 +150,23 @@ def _detail_lines(name: str, d: dict[str, Any]) -> list[str]:
                 f"unclaimed after 120 s: {r['lateness']['unclaimed_after_120s']}"
             )
         return lines
+    if name == "backup_import":
+        lines = []
+        for r in d["runs"]:
+            b, i, base = r["backup"], r["import"], r["baseline"]
+            lines.append(
+                f"{r['documents']} documents ({_fmt(r['object_bytes'] / 2**20, 'MB')} of pages): backup "
+                f"{_fmt(b['seconds'], 's')} (SQLite .backup + file copy {_fmt(base['backup_seconds'], 's')}), "
+                f"import {_fmt(i['seconds'], 's')} (copy back {_fmt(base['import_seconds'], 's')}); worker RSS "
+                f"peak {_fmt(b['rss_peak_mib'], 'MiB')} / {_fmt(i['rss_peak_mib'], 'MiB')} "
+                f"(+{_fmt(b['rss_growth_mib'], 'MiB')} / +{_fmt(i['rss_growth_mib'], 'MiB')} over idle)"
+            )
+        for f in d["fan_out"]:
+            lines.append(
+                f"fan-out of {f['tenants']} tenants (cold factory): {_fmt(f['rate_per_s'])}/s, "
+                f"{_fmt(f['cpu_ms_per_tenant'], 'ms')} CPU a tenant; warm (the next night's fire): "
+                f"{_fmt(f.get('warm_rate_per_s'))}/s, {_fmt(f.get('warm_cpu_ms_per_tenant'), 'ms')} CPU; floor "
+                f"(one empty write transaction a tenant) {_fmt(f['floor_rate_per_s'])}/s"
+            )
+        return lines
     return []

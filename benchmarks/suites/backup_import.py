@@ -1,0 +1,255 @@
+"""backup_import: a site of N documents backed up and imported through the real stack; the nightly fan-out rate.
+
+Backup and import: for each size (documents, each with a rendered page of
+~2 KiB in the store, seeded straight into the tenant's workspace and store),
+``POST …/backups`` → the operation succeeded, then ``POST …/imports`` of that
+backup over the same site → succeeded, timed end to end (the worker runs
+them: outbox, relay, Prefect, the flow's cached steps). The worker's RSS is
+sampled every 20 ms during each run: its peak over its RSS just before says
+what the run held; memory is flat when that does not grow with N. Baseline,
+in the same run on the same data: SQLite's online backup (``.backup``,
+``sqlite3.Connection.backup``) of the workspace plus a plain file copy of
+the tenant's objects, and the way back (the copy restored, the objects copied
+back) — the bare cost of moving the bytes, without manifest, checksums,
+JSONL, verification, staging or swap.
+
+Fan-out, below the engine: ``chores.fan_out_tenants`` (what the
+``fan_out_chore`` flow's ``fan_out`` step runs per batch) over T tenants'
+workspaces (copies of one fresh workspace) for one fire of ``export_backup``:
+tenant operations created per second and CPU per tenant, on a fresh factory
+(the first fire after a worker starts: every workspace opened) and again the
+next night on the same one (a long-running worker's engines are warm). Baseline: the floor
+of touching each tenant's own database once, one connection and one empty
+write transaction per tenant.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import sqlite3
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from benchmarks.pressroom_api import Tenant
+from benchmarks.procstat import snapshot, tree
+from benchmarks.runner import Bench
+from benchmarks.stats import ratio, target
+from tenant_runtime import chores
+from tenant_runtime.actions.documents import create_document
+from tenant_runtime.settings import RuntimeSettings
+from tenant_runtime.workspace import Actor, WorkspaceFactory, list_tenants
+
+OWNER = Actor.for_role("u-bench", "owner")
+PAGE = (
+    "<!doctype html><title>Benchmark page</title><main>" + "lorem ipsum dolor sit amet " * 72 + "</main>\n"
+).encode()
+SEED_BATCH = 500
+PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
+FIRE = datetime(2026, 12, 1, 3, 0, tzinfo=UTC)
+
+
+def _seed(factory: WorkspaceFactory, slug: str, documents: int) -> int:
+    """``documents`` drafts and one rendered-size object each, straight into the workspace and the store."""
+    ws = factory.open(slug)
+    for start in range(0, documents, SEED_BATCH):
+        with ws.transaction() as tx:
+            for i in range(start, min(documents, start + SEED_BATCH)):
+                create_document(tx, OWNER, slug=f"doc-{i}", title=f"Document {i}", body=f"Body of {i}.", kind="post")
+    for i in range(documents):
+        ws.store.put(f"site/doc-{i}/index.html", PAGE, content_type="text/html")
+    return documents * len(PAGE)
+
+
+def _rss(pids: list[int]) -> int:
+    """The resident bytes of ``pids`` now (``/proc/{pid}/statm``: cheap enough to read every 20 ms)."""
+    total = 0
+    for pid in pids:
+        try:
+            total += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE_SIZE
+        except (OSError, IndexError, ValueError):
+            continue
+    return total
+
+
+async def _run_timed(bench: Bench, tenant: Tenant, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    """POST ``path`` and wait for its operation, sampling the worker's RSS; seconds and the RSS figures."""
+    worker = bench.stack.children["worker"].pid
+    pids = [p.pid for p in tree(worker, snapshot())]
+    before = _rss(pids)
+    peak = before
+    t0 = time.monotonic()
+    url = f"/api/tenants/{tenant.slug}/{path}"
+    accepted = await bench.api._call("POST", url, 202, json=body, headers=tenant.headers)
+    waiting = asyncio.ensure_future(bench.outbox.wait_final(tenant.slug, accepted["operation_id"], timeout=1800))
+    while not waiting.done():
+        peak = max(peak, _rss(pids))
+        await asyncio.sleep(0.02)
+    row = waiting.result()
+    seconds = time.monotonic() - t0
+    if row.status != "succeeded":
+        raise RuntimeError(f"{path} ended {row.status}; see {bench.stack.logs}/worker.log")
+    return {
+        "seconds": round(seconds, 3),
+        "rss_before_mib": round(before / 2**20, 1),
+        "rss_peak_mib": round(peak / 2**20, 1),
+        "rss_growth_mib": round((peak - before) / 2**20, 1),
+        **{k: v for k, v in accepted.items() if k in ("backup_id", "operation_id")},
+    }
+
+
+def _baseline(settings: RuntimeSettings, slug: str, scratch: Path) -> dict[str, float]:
+    """SQLite's online backup + a plain copy of the tenant's objects (but its backups), and back."""
+    objects = (settings.storage.root or settings.data_dir / "objects") / "tenants" / slug
+    ignore = shutil.ignore_patterns("backups")
+    t0 = time.monotonic()
+    with sqlite3.connect(settings.workspace_path(slug)) as source, sqlite3.connect(scratch / "copy.db") as copy:
+        source.backup(copy)
+    shutil.copytree(objects, scratch / "objects", ignore=ignore)
+    backup = time.monotonic() - t0
+    t0 = time.monotonic()
+    with sqlite3.connect(scratch / "copy.db") as copy, sqlite3.connect(scratch / "restored.db") as restored:
+        copy.backup(restored)
+    shutil.copytree(scratch / "objects", scratch / "objects-restored")
+    restore = time.monotonic() - t0
+    shutil.rmtree(scratch, ignore_errors=True)
+    return {"backup_seconds": round(backup, 3), "import_seconds": round(restore, 3)}
+
+
+def _fan_out(root: Path, tenants: int) -> dict[str, float]:
+    """``fan_out_tenants`` over ``tenants`` copies of one workspace, then the floor over the same files."""
+    settings = RuntimeSettings(data_dir=root, site_url="http://bench.test")
+    factory = WorkspaceFactory(settings)
+    factory.create("template")
+    template = settings.workspace_path("template")
+    for n in range(tenants):
+        target = settings.workspace_path(f"t-{n:05d}")
+        target.parent.mkdir(parents=True)
+        shutil.copyfile(template, target)
+    shutil.rmtree(template.parent)
+    slugs = list_tenants(settings)
+    spec = chores.CHORES["export_backup"]
+    fresh = WorkspaceFactory(settings)  # nothing opened yet, as on a worker's first fire
+    cpu, t0 = time.process_time(), time.monotonic()
+    done = chores.fan_out_tenants(settings, fresh.open, slugs, spec, FIRE, FIRE + timedelta(seconds=1))
+    seconds, cpu = time.monotonic() - t0, time.process_time() - cpu
+    if done["decisions"] != {"queued": tenants}:
+        raise RuntimeError(f"the fan-out decided {done['decisions']}")
+    # The next night's fire on the same factory: a long-running worker has every engine (and its compiled
+    # statements) already; the first fire after a start pays for opening each workspace.
+    warm_cpu, t0 = time.process_time(), time.monotonic()
+    night = FIRE + timedelta(days=1)
+    chores.fan_out_tenants(settings, fresh.open, slugs, spec, night, night + timedelta(seconds=1))
+    warm, warm_cpu = time.monotonic() - t0, time.process_time() - warm_cpu
+    floor_cpu, t0 = time.process_time(), time.monotonic()
+    for slug in slugs:
+        with sqlite3.connect(settings.workspace_path(slug), isolation_level=None) as db:
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("UPDATE site_state SET generation = generation")
+            db.execute("COMMIT")
+    floor, floor_cpu = time.monotonic() - t0, time.process_time() - floor_cpu
+    return {
+        "tenants": tenants,
+        "seconds": round(seconds, 3),
+        "rate_per_s": round(tenants / seconds, 1),
+        "cpu_ms_per_tenant": round(1000 * cpu / tenants, 3),
+        "warm_seconds": round(warm, 3),
+        "warm_rate_per_s": round(tenants / warm, 1),
+        "warm_cpu_ms_per_tenant": round(1000 * warm_cpu / tenants, 3),
+        "floor_seconds": round(floor, 3),
+        "floor_rate_per_s": round(tenants / floor, 1),
+        "floor_cpu_ms_per_tenant": round(1000 * floor_cpu / tenants, 3),
+    }
+
+
+async def run(bench: Bench) -> dict[str, Any]:
+    quick = bench.profile.name == "quick"
+    sizes = (1_000, 4_000) if quick else (1_000, 10_000)
+    fan_out_sizes = (250, 1_000) if quick else (1_000, 10_000)
+    await bench.ready_worker()
+    settings = RuntimeSettings(data_dir=bench.stack.data_dir, site_url=bench.stack.site_url)
+    factory = WorkspaceFactory(settings)
+    runs: list[dict[str, Any]] = []
+    bench.partial = {"runs": runs}
+    for documents in sizes:
+        [tenant] = await bench.api.create_tenants(f"bk{documents}", 1)
+        seeded = await asyncio.to_thread(_seed, factory, tenant.slug, documents)
+        backup = await _run_timed(bench, tenant, "backups", {"confirm": True})
+        ref = {"tenant": tenant.slug, "id": backup["backup_id"]}
+        imported = await _run_timed(bench, tenant, "imports", {"backup": ref, "confirm": True})
+        scratch = Path(tempfile.mkdtemp(prefix="bench-copy-", dir=bench.stack.root))
+        base = await asyncio.to_thread(_baseline, settings, tenant.slug, scratch)
+        runs.append(
+            {"documents": documents, "object_bytes": seeded, "backup": backup, "import": imported, "baseline": base}
+        )
+        bench.log(
+            f"  {documents} documents: backup {backup['seconds']:.1f} s (copy {base['backup_seconds']:.2f} s), "
+            f"import {imported['seconds']:.1f} s (copy back {base['import_seconds']:.2f} s), worker RSS growth "
+            f"{backup['rss_growth_mib']} / {imported['rss_growth_mib']} MiB"
+        )
+    fan_outs = []
+    for tenants in fan_out_sizes:
+        root = Path(tempfile.mkdtemp(prefix="bench-fanout-", dir=bench.stack.root))
+        fan_outs.append(await asyncio.to_thread(_fan_out, root, tenants))
+        shutil.rmtree(root, ignore_errors=True)
+        bench.log(f"  fan-out {tenants} tenants: {fan_outs[-1]['rate_per_s']:.0f}/s")
+    small, large = runs[0], runs[-1]
+    growth = {kind: ratio(large[kind]["rss_peak_mib"], small[kind]["rss_peak_mib"]) for kind in ("backup", "import")}
+    fan = fan_outs[-1]
+    return {
+        "settings": {
+            "documents": list(sizes),
+            "page_bytes": len(PAGE),
+            "fan_out_tenants": list(fan_out_sizes),
+            "worker": "the stack's runtime worker (one process); RSS of its process tree sampled every 20 ms",
+            "fan_out": "in the benchmark process, below the engine (no Prefect, no relay)",
+        },
+        "runs": runs,
+        "fan_out": fan_outs,
+        "ratios": {
+            "backup_over_copy": ratio(large["backup"]["seconds"], large["baseline"]["backup_seconds"]),
+            "import_over_copy_back": ratio(large["import"]["seconds"], large["baseline"]["import_seconds"]),
+            "peak_rss_large_over_small": growth,
+            "fan_out_rate_over_floor_rate": ratio(fan["rate_per_s"], fan["floor_rate_per_s"]),
+        },
+        "headline": {
+            "metric": f"backup of {large['documents']} documents, seconds / SQLite .backup + file copy",
+            "value": ratio(large["backup"]["seconds"], large["baseline"]["backup_seconds"]),
+            "pressroom": large["backup"]["seconds"],
+            "baseline": large["baseline"]["backup_seconds"],
+            "unit": "s",
+            "second": {
+                "metric": "import seconds / copy back",
+                "value": ratio(large["import"]["seconds"], large["baseline"]["import_seconds"]),
+            },
+        },
+        "targets": [
+            target(f"backup of {large['documents']} documents ≤ 60 s", large["backup"]["seconds"], "<=", 60, "s"),
+            target(f"import of {large['documents']} documents ≤ 60 s", large["import"]["seconds"], "<=", 60, "s"),
+            target(
+                f"worker peak RSS flat: {large['documents']} vs {small['documents']} documents ≤ 1.2×",
+                max(v for v in growth.values() if v is not None),
+                "<=",
+                1.2,
+                "×",
+            ),
+            target(
+                f"fan-out ≥ 200 tenant operations/s ({fan['tenants']} tenants, first fire)",
+                fan["rate_per_s"],
+                ">=",
+                200,
+                "/s",
+            ),
+            target(
+                f"fan-out ≥ 200 tenant operations/s ({fan['tenants']} tenants, next fire)",
+                fan["warm_rate_per_s"],
+                ">=",
+                200,
+                "/s",
+            ),
+        ],
+    }
