@@ -1,4 +1,4 @@
-"""``pressroom backups …``: back a site up, list its backups, import one, restore to a moment.
+"""``pressroom backups …``: back a site up, list its backups, download or import one, restore to a moment.
 
 Every effect goes through the same services as the API and the dashboard, as
 the CLI's operator principal.
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from pathlib import Path
 from typing import Annotated
 
 import msgspec
@@ -18,6 +19,7 @@ from rich.table import Table
 from control_plane.cli.common import CLI_OPERATOR, app, services
 from control_plane.cli.operations import follow
 from dispatch.runtime.backups import GetBackupHealth
+from tenant_runtime.lifecycle.format import BackupInvalid
 
 backups_app = typer.Typer(help="Backups, imports and restores of a site.", no_args_is_help=True)
 app.add_typer(backups_app, name="backups")
@@ -65,6 +67,31 @@ def list_backups(
             b.id,
         )
     console.print(table)
+
+
+@backups_app.command("download")
+def download(
+    tenant: str,
+    backup_id: str,
+    out: Annotated[Path | None, typer.Option(help="The tar to write (default: ./{tenant}-{id}.tar).")] = None,
+) -> None:
+    """Write backup BACKUP_ID of TENANT as one tar (what GET …/backups/{id}/download streams), streamed to a
+    file: a part found changed on the way leaves no file behind and exits 1."""
+    found = services().backups.download(CLI_OPERATOR, tenant, backup_id)
+    target = out or Path(found.filename)
+    partial = target.with_name(f".{target.name}.partial")
+    written = 0
+    try:
+        with partial.open("wb") as handle:
+            for chunk in found.chunks():
+                handle.write(chunk)
+                written += len(chunk)
+    except BackupInvalid as exc:
+        partial.unlink(missing_ok=True)
+        console.print(f"[red]{exc.message}[/red] {json.dumps(exc.details)}")
+        raise typer.Exit(1) from None
+    partial.replace(target)
+    console.print(f"{target}: {written} bytes, manifest sha256 {found.manifest_sha256}")
 
 
 @backups_app.command("import")

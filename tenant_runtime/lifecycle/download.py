@@ -60,6 +60,10 @@ class Download:
     def filename(self) -> str:
         return f"{self.root}.tar"
 
+    @property
+    def manifest_sha256(self) -> str:
+        return hashlib.sha256(self.manifest_bytes).hexdigest()
+
     def chunks(self) -> Iterator[bytes]:
         """The tar: the manifest, then every part the manifest vouches for, then every object of the index."""
         yield self._header(MANIFEST, len(self.manifest_bytes))

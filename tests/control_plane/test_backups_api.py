@@ -7,14 +7,17 @@ import io
 import tarfile
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
 from litestar.exceptions import LitestarException
 from litestar.testing import TestClient
 from sqlmodel import select
+from typer.testing import CliRunner
 
 from control_plane.app import create_app
+from control_plane.cli import app
 from control_plane.container import Services
 from dispatch.prefect_twin import RecordingPrefect
 from tenant_runtime.lifecycle.download import BLOCK, open_download
@@ -198,3 +201,38 @@ def test_a_download_streams_in_chunks_and_never_holds_the_backup(room: Room) -> 
     found = open_download(room.store, "dl-d", written["backup_id"], written["manifest_sha256"])
     sizes = [len(chunk) for chunk in found.chunks()]
     assert max(sizes) <= CHUNK_BYTES and sum(sizes) > 9 * CHUNK_BYTES and sum(sizes) % BLOCK == 0
+
+
+def test_the_cli_writes_the_download_to_a_file_and_leaves_none_when_a_part_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = make_settings(tmp_path / "data")
+    factory = WorkspaceFactory(settings.runtime)  # the filesystem store under the data dir, as the CLI opens it
+    services = Services.build(settings, factory=factory, prefect=RecordingPrefect(), relay_prefect=RecordingPrefect())
+    with TestClient(create_app(settings, services=services)) as api:
+        assert api.post("/ops/tenants", json={"slug": "cli-a", "name": "CLI"}, headers=OPERATOR).status_code == 201
+    ws = factory.open("cli-a")
+    publish(ws, "about")
+    written = back_up(ws)
+    for name, value in (
+        ("PRESSROOM_DATA_DIR", str(settings.runtime.data_dir)),
+        ("PRESSROOM_DATABASE_URL", settings.control_plane.database_url),
+        ("PRESSROOM_SITE_URL", settings.runtime.site_url),
+    ):
+        monkeypatch.setenv(name, value)
+    out = tmp_path / "site.tar"
+
+    done = CliRunner().invoke(app, ["backups", "download", "cli-a", written["backup_id"], "--out", str(out)])
+
+    assert done.exit_code == 0, done.output
+    with tarfile.open(out) as archive:
+        manifest = archive.extractfile(f"cli-a-{written['backup_id']}/manifest.json")
+        assert manifest is not None and hashlib.sha256(manifest.read()).hexdigest() == written["manifest_sha256"]
+    table = f"tenants/cli-a/backups/{written['backup_id']}/tables/document.jsonl"
+    original = factory.store.get(table)
+    assert original is not None
+    factory.store.put(table, original.replace(b"about", b"abxut"))
+    refused = tmp_path / "changed.tar"
+    failed = CliRunner().invoke(app, ["backups", "download", "cli-a", written["backup_id"], "--out", str(refused)])
+    assert failed.exit_code == 1 and "does not match its manifest" in failed.output
+    assert not refused.exists() and not list(tmp_path.glob(".*.partial"))
