@@ -12,23 +12,17 @@ from typing import Any
 from sqlmodel import Session, select
 
 from control_plane.db.models import IdempotencyRecord
-from tenant_runtime.actions.idempotency import MAX_KEY_LENGTH, request_hash
-from tenant_runtime.errors import BadRequest, IdempotencyKeyReused
+from tenant_runtime.actions.idempotency import check_key, check_same_request, request_hash
 
 
 def lookup(session: Session, scope: str, key: str, digest: str) -> IdempotencyRecord | None:
     """The first answer for this key in ``scope``, or None; the same key with another request is a 409."""
-    if not key or len(key) > MAX_KEY_LENGTH or not key.isprintable():
-        raise BadRequest(
-            f"Idempotency-Key must be 1-{MAX_KEY_LENGTH} printable characters.", code="invalid_idempotency_key"
-        )
+    check_key(key)
     record = session.exec(
         select(IdempotencyRecord).where(IdempotencyRecord.scope == scope, IdempotencyRecord.key == key)
     ).first()
-    if record is not None and record.request_hash != digest:
-        raise IdempotencyKeyReused(
-            "This Idempotency-Key was used with a different request.", details={"idempotency_key": key}
-        )
+    if record is not None:
+        check_same_request(key, record.request_hash, digest)
     return record
 
 

@@ -62,11 +62,21 @@ def issued(token: str | None, row: ApiToken, role: str, tenant: str) -> TokenIss
     )
 
 
-def _shown_once(body: dict[str, Any]) -> dict[str, Any]:
-    """The answer an idempotent repeat gives: the same, with every token secret blanked."""
-    if "token" in body and isinstance(body["token"], dict):
-        return {**body, "token": _shown_once(body["token"])}
-    return {**body, "token": None} if "token" in body else body
+def without_secret(token: dict[str, Any]) -> dict[str, Any]:
+    """A token's answer as an idempotent repeat gives it: the secret is never stored, so never shown twice."""
+    return {**token, "token": None}
+
+
+def token_out(token: ApiToken, member_name: str, role: str) -> ApiTokenOut:
+    return ApiTokenOut(
+        id=token.id,
+        label=token.label,
+        member_id=token.user_id or "",
+        member_name=member_name,
+        role=role,
+        created_at=as_utc(token.created_at),
+        revoked_at=as_utc(token.revoked_at) if token.revoked_at is not None else None,
+    )
 
 
 class MemberService:
@@ -80,7 +90,7 @@ class MemberService:
         """The site's members, owners first, then by name."""
         self.gate.reader(principal, tenant, PERMISSION)
         with Session(self.engine) as session:
-            row = self._tenant(session, tenant)
+            row = tenant_row(session, tenant)
             active = (
                 select(ApiToken.user_id, func.count().label("n"))
                 .where(ApiToken.tenant_id == row.id, col(ApiToken.revoked_at).is_(None))
@@ -104,7 +114,7 @@ class MemberService:
         """The site's member tokens newest first (``revoked``: the revoked ones too); never a secret."""
         self.gate.reader(principal, tenant, PERMISSION)
         with Session(self.engine) as session:
-            row = self._tenant(session, tenant)
+            row = tenant_row(session, tenant)
             query = (
                 select(ApiToken, Membership, User)
                 .join(
@@ -120,18 +130,7 @@ class MemberService:
             )
             if not revoked:
                 query = query.where(col(ApiToken.revoked_at).is_(None))
-            return [
-                ApiTokenOut(
-                    id=token.id,
-                    label=token.label,
-                    member_id=user.id,
-                    member_name=user.name,
-                    role=member.role,
-                    created_at=as_utc(token.created_at),
-                    revoked_at=as_utc(token.revoked_at) if token.revoked_at is not None else None,
-                )
-                for token, member, user in session.exec(query)
-            ]
+            return [token_out(token, user.name, member.role) for token, member, user in session.exec(query)]
 
     # --- commands ------------------------------------------------------------------------------------
 
@@ -146,7 +145,7 @@ class MemberService:
             )
             out = InviteOut(member_out(member, user, 1), issued(token, token_row, member.role, tenant))
             body = msgspec.to_builtins(out)
-            return 201, body, {**body, "token": _shown_once(body["token"])}
+            return 201, body, {**body, "token": without_secret(body["token"])}
 
         payload = msgspec.to_builtins(data)
         return self._run(
@@ -191,7 +190,7 @@ class MemberService:
         def run(session: Session, actor: str, row: Tenant) -> Answer:
             token, token_row, member = actions.create_token(session, actor, row, member_id, data.label)
             body = msgspec.to_builtins(issued(token, token_row, member.role, tenant))
-            return 201, body, _shown_once(body)
+            return 201, body, without_secret(body)
 
         payload = {"member_id": member_id, "label": data.label}
         return self._run(
@@ -208,17 +207,8 @@ class MemberService:
                 select(Membership).where(Membership.tenant_id == row.id, Membership.user_id == token.user_id)
             ).first()
             user = session.get(User, token.user_id)
-            body = msgspec.to_builtins(
-                ApiTokenOut(
-                    id=token.id,
-                    label=token.label,
-                    member_id=token.user_id or "",
-                    member_name=user.name if user is not None else "",
-                    role=holder.role if holder is not None else "",
-                    created_at=as_utc(token.created_at),
-                    revoked_at=as_utc(token.revoked_at) if token.revoked_at is not None else None,
-                )
-            )
+            name, role = (user.name if user is not None else ""), (holder.role if holder is not None else "")
+            body = msgspec.to_builtins(token_out(token, name, role))
             return 200, body, body
 
         effect = "Requests with this token will be refused"
@@ -281,10 +271,6 @@ class MemberService:
                     code="concurrent_change",
                 ) from None
         return CommandResult(status, body)
-
-    @staticmethod
-    def _tenant(session: Session, slug: str) -> Tenant:
-        return tenant_row(session, slug)
 
     @staticmethod
     def _active(session: Session, tenant: Tenant, member_id: str) -> int:

@@ -18,19 +18,30 @@ def request_hash(payload: Any) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def lookup(tx: Session, scope: str, key: str, digest: str) -> IdempotencyRecord | None:
-    """The first answer for this key, or None; the same key with another payload is a 409."""
+def check_key(key: str) -> None:
+    """1-200 printable characters, or a 400 ``invalid_idempotency_key`` (the control plane's records too)."""
     if not key or len(key) > MAX_KEY_LENGTH or not key.isprintable():
         raise BadRequest(
             f"Idempotency-Key must be 1-{MAX_KEY_LENGTH} printable characters.", code="invalid_idempotency_key"
         )
-    record = tx.exec(
-        select(IdempotencyRecord).where(IdempotencyRecord.scope == scope, IdempotencyRecord.key == key)
-    ).first()
-    if record is not None and record.request_hash != digest:
+
+
+def check_same_request(key: str, stored_hash: str, digest: str) -> None:
+    """The same key with another request is a 409 ``idempotency_key_reused``."""
+    if stored_hash != digest:
         raise IdempotencyKeyReused(
             "This Idempotency-Key was used with a different request.", details={"idempotency_key": key}
         )
+
+
+def lookup(tx: Session, scope: str, key: str, digest: str) -> IdempotencyRecord | None:
+    """The first answer for this key, or None; the same key with another payload is a 409."""
+    check_key(key)
+    record = tx.exec(
+        select(IdempotencyRecord).where(IdempotencyRecord.scope == scope, IdempotencyRecord.key == key)
+    ).first()
+    if record is not None:
+        check_same_request(key, record.request_hash, digest)
     return record
 
 

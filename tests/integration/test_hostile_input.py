@@ -68,6 +68,12 @@ expected-statuses = ["400", "401", "403", "404", "405", "409", "413", "415", "42
 include-path-regex = "/(publish|unpublish|releases|reschedule|documents|documents/[^/]+|site/[^/]+|webhooks)$"
 [operations.checks.positive_data_acceptance]
 expected-statuses = ["2xx", "400", "401", "403", "404", "409", "423", "429"]
+
+# Members and tokens: confirmation_required (remove, revoke), an operator's token with no member_id.
+[[operations]]
+include-path-regex = "/(members|members/[^/]+|tokens|tokens/[^/]+/revoke)$"
+[operations.checks.positive_data_acceptance]
+expected-statuses = ["2xx", "400", "401", "403", "404", "409", "423", "429"]
 """
 
 
