@@ -6,6 +6,7 @@ from typing import Annotated, Any
 from urllib.parse import urlencode
 
 from litestar import Controller, Request, Response, delete, get, patch, post
+from litestar.datastructures import ResponseHeader
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import Parameter
 
@@ -34,6 +35,11 @@ def _answer(status: int, body: type[Any], description: str) -> dict[int, Respons
     return {status: ResponseSpec(data_container=body, description=description, generate_examples=False)}
 
 
+NEXT_PAGE = ResponseHeader(
+    name="Link",
+    description='On a full page: `<…?before=<cursor>>; rel="next"`, the older rows.',
+    documentation_only=True,
+)
 WithRevoked = Annotated[bool, Parameter(required=False, description="List revoked tokens too.")]
 
 
@@ -150,7 +156,7 @@ class AuditController(Controller):
     path = "/api/tenants/{tenant:str}/audit"
     tags = ("audit",)
 
-    @get("/", sync_to_thread=True)
+    @get("/", sync_to_thread=True, response_headers=[NEXT_PAGE])
     def read(
         self,
         request: Request[Any, Any, Any],

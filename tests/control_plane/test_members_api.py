@@ -287,6 +287,8 @@ def test_the_audit_log_shows_who_did_what_newest_first_filtered_by_action(site: 
         walked.extend(answer.json())
         url = answer.links.get("next", {}).get("url", "")
     assert walked == log
+    schema = site.api.get("/schema/openapi.json").json()
+    assert "Link" in schema["paths"]["/api/tenants/{tenant}/audit"]["get"]["responses"]["200"]["headers"]
     page = site.api.get("/api/tenants/acme/audit", params={"limit": 3, "action": "token.issue"}, headers=site.owner)
     assert "action=token.issue" in page.headers.get("link", "") or len(page.json()) < 3
     for bad in ({"limit": 0}, {"limit": 501}, {"limit": "ten"}, {"action": "Not Dotted"}, {"before": "x.1"}):
