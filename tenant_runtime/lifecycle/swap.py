@@ -110,21 +110,29 @@ def _merge(db: Any, table: Table) -> int:
     same = " AND ".join(f'm."{k}" IS b."{k}"' for k in key)
     rest = ", ".join(f'"{c}"' for c in others)
     m_rest = ", ".join(f'm."{c}"' for c in others)
+    # Both sides copied into temp tables indexed on the natural key, so each comparison below is an index
+    # search (IS can use one), not a scan: without it a log of N rows (an audit row per document) costs N²
+    # (4,000 documents: 4.3 s of swap). Neither database's schema changes.
+    indexed = ", ".join(f'"{k}"' for k in key)
+    for side, source in (("live", f'main."{name}"'), ("staged", f's."{name}"')):
+        db.execute(f"DROP TABLE IF EXISTS temp.{side}")
+        db.execute(f"CREATE TEMP TABLE {side} AS SELECT {columns} FROM {source}")
+        db.execute(f"CREATE INDEX temp.{side}_key ON {side} ({indexed})")
     db.execute("DROP TABLE IF EXISTS temp.merged")
     db.execute(f'CREATE TEMP TABLE merged AS SELECT {columns} FROM s."{name}" WHERE 0')
     # The backup's rows the tenant lacks, under their own ids.
     db.execute(
         f"INSERT INTO temp.merged ({columns}) SELECT {', '.join(f'b.{c}' for c in columns.split(', '))} "
-        f'FROM s."{name}" b WHERE NOT EXISTS (SELECT 1 FROM main."{name}" m WHERE {same})'
+        f"FROM temp.staged b WHERE NOT EXISTS (SELECT 1 FROM temp.live m WHERE {same}) ORDER BY b.id"
     )
     # Rows both hold: the tenant's (it is the live one), under the backup's id.
     db.execute(
-        f'INSERT INTO temp.merged (id, {rest}) SELECT b.id, {m_rest} FROM main."{name}" m JOIN s."{name}" b ON {same}'
+        f"INSERT INTO temp.merged (id, {rest}) SELECT b.id, {m_rest} FROM temp.live m JOIN temp.staged b ON {same}"
     )
     # The tenant's own rows: their ids, unless the backup's rows use them.
     db.execute(
         f'INSERT INTO temp.merged (id, {rest}) SELECT CASE WHEN m.id IN (SELECT id FROM s."{name}") THEN NULL '
-        f'ELSE m.id END, {m_rest} FROM main."{name}" m WHERE NOT EXISTS (SELECT 1 FROM s."{name}" b WHERE {same}) '
+        f"ELSE m.id END, {m_rest} FROM temp.live m WHERE NOT EXISTS (SELECT 1 FROM temp.staged b WHERE {same}) "
         "ORDER BY m.id"
     )
     db.execute(f'DELETE FROM main."{name}"')
@@ -133,6 +141,8 @@ def _merge(db: Any, table: Table) -> int:
     )
     db.execute(f'INSERT INTO main."{name}" ({rest}) SELECT {rest} FROM temp.merged WHERE id IS NULL ORDER BY rowid')
     db.execute("DROP TABLE temp.merged")
+    db.execute("DROP TABLE temp.live")
+    db.execute("DROP TABLE temp.staged")
     return int(db.execute(f'SELECT count(*) FROM main."{name}"').fetchone()[0]) - before
 
 
