@@ -40,6 +40,7 @@ class ListBackups(Message, frozen=True):
 
 class GetBackup(Message, frozen=True):
     backup_id: str
+    whole: bool = False  # only a backup written whole (what an import or a download takes): else backup_not_ready
 
 
 class ShareBackup(Message, frozen=True):
@@ -144,6 +145,8 @@ def _list(tx: Session, ws: Workspace, q: ListBackups, _dispatch: DispatchSetting
 
 @query(GetBackup)
 def _get(tx: Session, ws: Workspace, q: GetBackup, _dispatch: DispatchSettings) -> BackupOut:
+    if q.whole:
+        good_backup(tx, q.backup_id)
     return backup_out(backup_view(tx, q.backup_id))
 
 

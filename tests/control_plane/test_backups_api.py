@@ -161,6 +161,9 @@ def test_a_backup_downloads_as_one_tar_of_its_folder_streamed_and_checked_part_b
     assert room.api.get(path, headers=other).status_code == 404
     missing = room.api.get("/api/tenants/dl-a/backups/nope/download", headers=owner)
     assert missing.status_code == 404
+    queued = room.api.post("/api/tenants/dl-a/backups", json={"confirm": True}, headers=owner).json()["backup_id"]
+    unwritten = room.api.get(f"/api/tenants/dl-a/backups/{queued}/download", headers=owner)
+    assert unwritten.status_code == 404 and unwritten.json()["error"]["code"] == "backup_not_ready"
 
 
 def test_a_changed_part_ends_the_download_early_and_a_changed_manifest_refuses_it(room: Room) -> None:

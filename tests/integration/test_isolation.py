@@ -47,11 +47,11 @@ from control_plane.http.guards import takes_multipart
 from control_plane.local import PrefectServerHandle
 from tenant_runtime.errors import Forbidden
 from tenant_runtime.lanes.reference import RESEARCH_GRAPH
-from tenant_runtime.lifecycle import export
-from tenant_runtime.workspace import ROLE_PERMISSIONS, Workspace
+from tenant_runtime.workspace import ROLE_PERMISSIONS
 from tests.fixtures.footprint import footprint
 from tests.fixtures.http_errors import assert_error
 from tests.fixtures.stack import Pressroom, Tenant, build_pressroom
+from tests.tenant_runtime.lifecycle.helpers import write_backup
 from tests.tenant_runtime.package_kit import Publisher
 
 pytestmark = pytest.mark.integration
@@ -342,16 +342,6 @@ def _accepted(response: Any, status: int) -> dict[str, Any]:
     return dict(response.json())
 
 
-def _write_backup(ws: Workspace, backup_id: str) -> None:
-    """The backup's steps below the engine, as its run would (no worker delivers here)."""
-    export.take_snapshot(ws, backup_id)
-    tables = export.dump_tables(ws, backup_id)
-    frozen = export.freeze_objects(ws, backup_id)
-    for chunk in range(frozen["chunks"]):
-        export.copy_objects(ws, backup_id, chunk)
-    export.finish_backup(ws, backup_id, export.write_manifest(ws, backup_id, tables, frozen["chunks"]))
-
-
 def _seed_tenant(room: Pressroom, tenant: Tenant) -> dict[str, str]:
     """One real resource of every kind a tenant endpoint names, and the ids to address them.
 
@@ -392,7 +382,8 @@ def _seed_tenant(room: Pressroom, tenant: Tenant) -> dict[str, str]:
         202,
     )
     backup = _accepted(api.post(f"{t}/backups", headers=headers, json={"confirm": True}), 202)
-    _write_backup(room.factory.open(tenant.slug), backup["backup_id"])  # written, so that it downloads
+    # Written below the engine, as its run would (no worker delivers here), so that it downloads.
+    write_backup(room.factory.open(tenant.slug), backup["backup_id"])
     # A publisher per tenant: a key's id is its digest, so one key trusted by both would be both tenants'.
     publisher = Publisher()
     key = _accepted(api.post(f"{t}/package-keys", headers=headers, json={"public_key": publisher.public_key}), 201)

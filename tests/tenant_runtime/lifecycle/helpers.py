@@ -16,6 +16,11 @@ def back_up(ws: Workspace) -> dict[str, Any]:
     with ws.transaction() as tx:
         _, backup = request_backup(tx, ws.tenant, OWNER)
         backup_id = backup.id
+    return write_backup(ws, backup_id)
+
+
+def write_backup(ws: Workspace, backup_id: str) -> dict[str, Any]:
+    """The steps of backup ``backup_id`` (asked for already), in order; what finish_backup returned."""
     export.take_snapshot(ws, backup_id)
     tables = export.dump_tables(ws, backup_id)
     frozen = export.freeze_objects(ws, backup_id)
