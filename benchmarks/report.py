@@ -84,6 +84,46 @@ def _table(results: dict[str, dict[str, Any]]) -> list[str]:
     return lines
 
 
+def _before_after(results: dict[str, dict[str, Any]]) -> list[str]:
+    """Suites run twice in one stack (``--baseline VAR=VALUE``): the old path first, then as built."""
+    lines: list[str] = []
+    for name in SUITE_NAMES + EXTRA_SUITES:
+        data = results.get(name) or {}
+        versus, before = data.get("versus_baseline"), data.get("baseline") or {}
+        if not versus or "error" in data:
+            continue
+        if not lines:
+            lines = [
+                "## Before and after (same run)",
+                "",
+                "Each suite below ran twice in one stack and one sitting: first with the control plane and "
+                "the worker restarted with the baseline environment (the old path), then as built.",
+                "",
+                "| suite | baseline environment | measure | baseline | as built | as built ÷ baseline |",
+                "|---|---|---|---|---|---|",
+            ]
+        env = ", ".join(f"`{k}={v}`" for k, v in (before.get("env") or {}).items())
+        head = versus.get("headline") or {}
+        rows = []
+        if head:
+            now, was = head.get("now"), head.get("baseline")
+            ratio = now / was if isinstance(now, (int, float)) and was else None
+            rows.append((head.get("metric", "headline"), _fmt(was), _fmt(now), _fmt(ratio, "×")))
+        for side, p50 in (versus.get("p50_ms") or {}).items():
+            rows.append(
+                (
+                    f"{side.replace('_', ' ')} p50",
+                    _fmt(p50["baseline_p50"], "ms"),
+                    _fmt(p50["p50"], "ms"),
+                    _fmt(p50["ratio"], "×"),
+                )
+            )
+        for index, (measure, was_text, now_text, ratio_text) in enumerate(rows):
+            label, where = (name, env) if index == 0 else ("", "")
+            lines.append(f"| {label} | {where} | {measure} | {was_text} | {now_text} | {ratio_text} |")
+    return [*lines, ""] if lines else []
+
+
 def _plots(results: dict[str, dict[str, Any]], docs: Path) -> list[str]:
     import matplotlib
 
@@ -252,6 +292,7 @@ def write_report(out: Path, docs: Path) -> Path:
         *_table(results),
         "",
     ]
+    lines += _before_after(results)
     lines += [f"![{p}]({p})\n" for p in plots]
     if ANALYSIS.exists():
         lines += ["## Analysis", "", ANALYSIS.read_text().strip(), ""]
