@@ -12,8 +12,12 @@ A ring only wakes the worker's poll loop early: the worker still asks Prefect
 which runs are due and claims them as before, so a lost, late or duplicate ring
 costs nothing but latency, and the poll every ``PRESSROOM_WORKER_POLL_SECONDS``
 stays as the fallback (a worker on another host, a full socket buffer, a
-directory whose path is too long for a socket). A socket left by a worker that
-died refuses the next ring and the ringer removes it.
+directory the process may not bind in). A socket left by a worker that died
+refuses the next ring and the ringer removes it. A data directory too deep for a
+socket path (``sun_path`` holds 107 bytes) gets its sockets in a short directory
+of the system's temp dir named by a digest of the data directory's path, mode
+700 and refused unless this user owns it, so workers and relays of one data
+directory still find each other.
 
 Why not Prefect's event stream (``prefect.flow-run.Scheduled`` over the
 ``/events/out`` websocket): the server emits the state event inside the
@@ -27,9 +31,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import os
 import secrets
 import socket
+import stat
+import tempfile
 import threading
 from collections.abc import Set as AbstractSet
 from pathlib import Path
@@ -39,12 +46,27 @@ import structlog
 log = structlog.get_logger("pressroom.doorbell")
 DIRECTORY = ".doorbell"
 _MAX_SOCKET_PATH = 107  # sun_path is 108 bytes with the terminating NUL
+_SOCKET_NAME_MAX = len("/worker-4194304-00000000.sock")  # the longest name open() binds (pid_max is 2**22)
 _LOCAL: set[Doorbell] = set()
 _LOCAL_LOCK = threading.Lock()
 
 
 def _directory(data_dir: Path) -> Path:
-    return Path(data_dir) / DIRECTORY
+    """``{data_dir}/.doorbell``, or a short stand-in for it when a socket there would not fit ``sun_path``."""
+    beside = Path(data_dir) / DIRECTORY
+    if len(os.fsencode(beside)) + _SOCKET_NAME_MAX <= _MAX_SOCKET_PATH:
+        return beside
+    digest = hashlib.sha256(os.fsencode(Path(data_dir).resolve())).hexdigest()[:16]
+    return Path(tempfile.gettempdir()) / f"pressroom-doorbell-{digest}"
+
+
+def _usable(directory: Path) -> bool:
+    """Create ``directory`` (mode 700); one in a shared temp dir must be ours and closed to others."""
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if directory.name == DIRECTORY:
+        return True
+    info = os.lstat(directory)
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077
 
 
 class Doorbell:
@@ -69,7 +91,9 @@ class Doorbell:
             log.warning("doorbell.path_too_long", path=str(path), fallback="poll")
             return self
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
+            if not _usable(self.directory):
+                log.warning("doorbell.directory_not_ours", path=str(self.directory), fallback="poll")
+                return self
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
             sock.setblocking(False)
             sock.bind(os.fspath(path))

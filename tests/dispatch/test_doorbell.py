@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
 from typing import Any, cast
+
+import pytest
 
 from dispatch import doorbell
 from dispatch.doorbell import Doorbell
@@ -30,13 +34,22 @@ async def _wait(bell: Doorbell, timeout: float) -> tuple[bool, float]:
     return rung, time.monotonic() - started
 
 
-def test_a_ring_from_another_process_wakes_a_worker_serving_the_tenant(tmp_path: Path) -> None:
+@pytest.mark.parametrize("depth", ["shallow", "too deep for a socket path"])
+def test_a_ring_from_another_process_wakes_a_worker_serving_the_tenant(tmp_path: Path, depth: str) -> None:
+    data_dir = tmp_path / "data" if depth == "shallow" else tmp_path / ("d" * 90) / "data"
+    short = len(str(tmp_path / "data" / ".doorbell")) + 30 <= 107
+    if depth == "shallow" and not short:
+        pytest.skip("this temp dir is itself too deep for a socket beside the data")
+
     async def go() -> tuple[tuple[bool, float], tuple[bool, float], int]:
-        bell = Doorbell(tmp_path, frozenset({"acme"})).open()
+        bell = Doorbell(data_dir, frozenset({"acme"})).open()
         try:
-            assert bell.path is not None and bell.path.parent == tmp_path / ".doorbell"
+            # Beside the data, or (too deep) in a short directory of the temp dir both sides derive.
+            expected = data_dir / ".doorbell" if depth == "shallow" else Path(tempfile.gettempdir())
+            assert bell.path is not None and (bell.path.parent == expected or bell.path.parent.parent == expected)
+            assert len(os.fsencode(bell.path)) <= 107
             code = "import sys; from dispatch.doorbell import ring; sys.exit(ring(sys.argv[1], sys.argv[2]) != 1)"
-            ringer = await asyncio.create_subprocess_exec(sys.executable, "-c", code, str(tmp_path), "acme")
+            ringer = await asyncio.create_subprocess_exec(sys.executable, "-c", code, str(data_dir), "acme")
             woken = await _wait(bell, 60)  # the ringer is a fresh interpreter: slow to start on a busy machine
             assert await ringer.wait() == 0  # it reached exactly the one socket
             # A ring for a tenant this worker does not serve does not wake it.
@@ -49,7 +62,27 @@ def test_a_ring_from_another_process_wakes_a_worker_serving_the_tenant(tmp_path:
     (rung, waited), (other_rung, _), rings = asyncio.run(go())
     assert rung and waited < 60 and rings == 1
     assert not other_rung
-    assert not list((tmp_path / ".doorbell").iterdir())  # closing removes its socket
+    assert not list(doorbell._directory(data_dir).iterdir())  # closing removes its socket
+    if depth != "shallow":
+        doorbell._directory(data_dir).rmdir()  # the stand-in lives in the shared temp dir
+
+
+def test_a_stand_in_directory_that_others_can_enter_is_refused_and_the_worker_polls(tmp_path: Path) -> None:
+    data_dir = tmp_path / ("d" * 90) / "data"
+    directory = doorbell._directory(data_dir)
+    directory.mkdir(mode=0o700)
+    directory.chmod(0o777)  # as another user could have left it in a shared /tmp
+    try:
+
+        async def go() -> Path | None:
+            bell = Doorbell(data_dir).open()
+            bell.close()
+            return bell.path
+
+        assert asyncio.run(go()) is None
+        assert not list(directory.iterdir())
+    finally:
+        directory.rmdir()
 
 
 def _ring_raw(path: Path, data: bytes) -> None:
@@ -74,8 +107,8 @@ def test_a_bell_of_this_process_is_rung_directly_from_any_thread_and_only_for_it
 
 
 def test_the_socket_of_a_dead_worker_is_removed_by_the_next_ring(tmp_path: Path) -> None:
-    directory = tmp_path / ".doorbell"
-    directory.mkdir()
+    directory = doorbell._directory(tmp_path)
+    directory.mkdir(mode=0o700)
     dead = directory / "worker-1-dead.sock"
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     sock.bind(str(dead))
