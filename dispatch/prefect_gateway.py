@@ -14,6 +14,7 @@ from typing import Any, cast
 from uuid import UUID, uuid4
 
 import httpx
+from prefect._flow_run_suspension import mark_flow_run_suspension_requested
 from prefect.client.orchestration import PrefectClient
 from prefect.client.schemas.actions import DeploymentScheduleCreate, WorkPoolCreate
 from prefect.client.schemas.filters import (
@@ -316,7 +317,18 @@ class PrefectGateway:
     # --- run control (dispatch/run_control.py) ---------------------------------------------------------
 
     async def suspend(self, flow_run_id: str, *, force: bool = False) -> bool:
-        return await self.set_state(flow_run_id, RunState.PAUSED, message="paused by Pressroom", force=force)
+        async with self._call() as client:
+            result = await client.set_flow_run_state(
+                flow_run_id, _state(RunState.PAUSED, "paused by Pressroom"), force=force
+            )
+        if result.status != SetStateStatus.ACCEPT:
+            return False
+        # The engine hears of a suspension from its observer's event subscription, which a loaded
+        # server can deliver after the run's last step: an engine running in this process (the
+        # embedded worker, a shard runtime's own relay) is told at once and stops at the next step.
+        if result.state is not None:
+            mark_flow_run_suspension_requested(UUID(str(flow_run_id)), result.state)
+        return True
 
     async def resume(self, flow_run_id: str) -> bool:
         async with self._call() as client:
