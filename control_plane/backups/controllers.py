@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Controller, Response, get, post
+from litestar.openapi import ResponseSpec
 from litestar.response import Stream
 
 from control_plane.auth import Principal
@@ -92,7 +93,12 @@ class RestoreController(Controller):
     path = "/api/tenants/{tenant:str}/restores"
     tags = ("backups",)
 
-    @post("/", sync_to_thread=True, status_code=200)
+    @post(
+        "/",
+        sync_to_thread=True,
+        status_code=200,
+        responses={202: ResponseSpec(data_container=dict[str, Any], description="Restore queued (not a dry run)")},
+    )
     def restore(
         self,
         tenant: str,

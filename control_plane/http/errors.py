@@ -105,6 +105,8 @@ _DESCRIPTIONS = {
     413: "Request body larger than the configured maximum",
     415: "The request body is not declared as JSON",
     423: "The tenant is suspended",
+    422: "Refused as it stands: a package that is not signed, not trusted or not safe, or one that "
+    "cannot be fetched from its address; nothing was written",
     429: "The tenant's quota is spent (see Retry-After)",
     503: "Prefect or the site's runtime is unreachable, or the site is moving; nothing changed (see Retry-After)",
 }

@@ -10,6 +10,7 @@ from litestar.params import Body, Parameter
 
 from control_plane.auth import Principal
 from control_plane.container import Services
+from control_plane.http.errors import error_responses
 from control_plane.http.guards import MULTIPART, operator_only
 from control_plane.http.params import IdempotencyKey, Limit, Offset
 from control_plane.http.responses import respond
@@ -93,7 +94,7 @@ class MediaPolicyController(Controller):
     tags = ("operators",)
     guards = (operator_only,)
 
-    @put("/", sync_to_thread=True)
+    @put("/", sync_to_thread=True, responses=error_responses(423))
     def set_policy(
         self, slug: str, data: MediaPolicyUpdate, principal: Principal, services: Services
     ) -> Response[dict[str, Any]]:

@@ -8,6 +8,7 @@ from litestar import Controller, Response, get, post
 
 from control_plane.auth import Principal
 from control_plane.container import Services
+from control_plane.http.errors import error_responses
 from control_plane.http.guards import operator_only
 from control_plane.http.params import IdempotencyKey
 from control_plane.http.responses import respond
@@ -34,7 +35,7 @@ class PackageController(Controller):
         """Installed packages, every version (active, inactive), newest first per name."""
         return services.packages.installed(principal, tenant, include_uninstalled=include_uninstalled)
 
-    @post("/packages", sync_to_thread=True, status_code=202)
+    @post("/packages", sync_to_thread=True, status_code=202, responses=error_responses(422))
     def install(
         self,
         tenant: str,
