@@ -4,8 +4,9 @@ Unarmed, a probe only counts. Tests arm a step to fail N times or to park
 (block until released) so that crash and retry behaviour can be driven from
 outside without stubbing the engine. A worker in another process is armed
 through two variables: ``PRESSROOM_PROBE_LOG`` (append "tenant step" per
-execution to that file) and ``PRESSROOM_PROBE_PARK`` ("tenant:step": block
-there forever, after writing ``<log>.parked``, until the process is killed).
+execution to that file) and ``PRESSROOM_PROBE_PARK`` ("tenant:step", or several
+separated by commas: block there forever, after writing ``<log>.parked.<tenant>``
+holding the step, until the process is killed).
 """
 
 from __future__ import annotations
@@ -27,6 +28,11 @@ class ProbeSettings(PressroomSettings):
 
     probe_log: Path | None = None
     probe_park: str | None = None
+
+    @property
+    def parks(self) -> frozenset[str]:
+        """The "tenant:step" pairs armed to park."""
+        return frozenset(part.strip() for part in (self.probe_park or "").split(",") if part.strip())
 
 
 @functools.cache
@@ -100,10 +106,10 @@ async def enter(tenant: str, step: str, item: str | None = None) -> None:
     if log_path is not None:
         with open(log_path, "a") as log:
             log.write(f"{tenant} {step}\n")
-        if settings.probe_park == f"{tenant}:{step}":
-            with open(f"{log_path}.parking", "w") as marker:
+        if f"{tenant}:{step}" in settings.parks:
+            with open(f"{log_path}.parking.{tenant}", "w") as marker:
                 marker.write(step)
-            os.replace(f"{log_path}.parking", f"{log_path}.parked")  # whole, or not there at all
+            os.replace(f"{log_path}.parking.{tenant}", f"{log_path}.parked.{tenant}")  # whole, or not there at all
             await asyncio.Event().wait()
     if park is not None:
         await asyncio.to_thread(park.wait)

@@ -85,28 +85,33 @@ def test_a_worker_killed_at_any_step_is_resumed_and_every_step_runs_once(
     steps = list(dict.fromkeys(executions))  # a release runs per-document steps once per document
     assert len(steps) >= 6
 
-    # Each worker resumes the previous tenant's killed delivery and is itself killed at the
-    # next step on a new tenant, so every step costs one worker start, not two.
-    logs = tmp_path / "chain"
-    killed: tuple[Tenant, str, str] | None = None
-    for index, step in enumerate([*steps, None]):
-        tenants = [killed[0].slug] if killed else []
-        current: tuple[Tenant, str, str] | None = None
-        if step is not None:
-            tenant = room.new_tenant(f"k{index}")
-            current = (tenant, _deliver(room, tenant, kind, f"killed at {step}"), step)
-            tenants.append(tenant.slug)
-        worker = WorkerProcess(room, tenants, logs, park=f"{current[0].slug}:{step}" if current else None)
-        try:
-            if killed is not None:
-                _assert_resumed(room, worker, killed, executions)
-            if current is not None:
-                assert worker.wait_parked() == step
-                worker.kill9()
-                assert room.operation(current[0], current[1])["status"] == "delivering"
-        finally:
-            worker.stop()
-        killed = current
+    # One tenant per step, all delivered by one worker process, each run parked in its own step:
+    # one kill -9 then interrupts every step at once, and one fresh worker resumes them all. A step
+    # of one tenant's run knows nothing of the others', so this is the step-by-step chain of kills
+    # in three worker starts instead of one per step.
+    logs = tmp_path / "killed"
+    tenants = [room.new_tenant(f"k{index}") for index in range(len(steps))]
+    killed = [
+        (tenant, _deliver(room, tenant, kind, f"killed at {step}"), step)
+        for tenant, step in zip(tenants, steps, strict=True)
+    ]
+    slugs = [tenant.slug for tenant in tenants]
+    parks = {tenant.slug: step for tenant, _, step in killed}
+    worker = WorkerProcess(room, slugs, logs, park=parks, concurrency=len(killed) + 2)
+    try:
+        assert worker.wait_parked(slugs) == parks
+        worker.kill9()
+    finally:
+        worker.stop()
+    for tenant, op, step in killed:
+        assert room.operation(tenant, op)["status"] == "delivering", (step, room.operation(tenant, op))
+
+    worker = WorkerProcess(room, slugs, logs, concurrency=len(killed) + 2)
+    try:
+        for run in killed:
+            _assert_resumed(room, worker, run, executions)
+    finally:
+        worker.stop()
 
 
 def _assert_resumed(
