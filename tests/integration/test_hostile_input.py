@@ -44,6 +44,58 @@ FUZZ_TENANT = "fuzz-site"
 #   first handler registered on a path only (litestar-org/litestar#4169, fixed in v3 only); OPTIONS is
 #   not part of Pressroom's contract and no CORS is served.
 EXCLUDED_CHECKS = "allow_header_conformance"
+# Schema-valid bodies these paths refuse on purpose, each with a stable code (see FUZZ_CONFIG); every
+# path whose body has a "confirm" flag is added from the OpenAPI itself (_confirming_paths).
+_REFUSED_ON_PURPOSE = [
+    "publish",
+    "unpublish",
+    "releases",
+    "reschedule",
+    "documents",
+    "documents/[^/]+",
+    "site/[^/]+",
+    "webhooks",
+    "packages",
+    "restores",
+    "retention/[^/]+",
+    "lanes",
+    "lanes/[^/]+/pack",
+    "events",
+    "tokens",
+    "package-keys",
+    "media-policy",
+    "ops/tenants",
+    "ops/tenants/[^/]+/move",
+    "ops/tenants/[^/]+/(retention|quota)",
+    "briefs",
+    "media",
+    "settings",
+]
+
+
+def _confirming_paths(openapi: dict[str, Any]) -> list[str]:
+    """Paths with a JSON body that carries ``confirm``: without ``"confirm": true`` they answer 400."""
+    schemas = openapi.get("components", {}).get("schemas", {})
+
+    def properties(schema: dict[str, Any]) -> set[str]:
+        if "$ref" in schema:
+            schema = schemas.get(schema["$ref"].rsplit("/", 1)[1], {})
+        found = set(schema.get("properties", {}))
+        for part in (*schema.get("oneOf", []), *schema.get("anyOf", []), *schema.get("allOf", [])):
+            found |= properties(part)
+        return found
+
+    paths = []
+    for path, item in openapi.get("paths", {}).items():
+        for operation in item.values():
+            if not isinstance(operation, dict):
+                continue
+            body = operation.get("requestBody", {}).get("content", {}).get("application/json", {}).get("schema")
+            if body and "confirm" in properties(body):
+                paths.append(path)
+    return sorted(set(paths))
+
+
 FUZZ_CONFIG = """
 [parameters]
 "path.tenant" = "{tenant}"
@@ -60,14 +112,23 @@ expected-statuses = ["2xx", "401", "403", "404", "409", "423", "429"]
 expected-statuses = ["400", "401", "403", "404", "405", "409", "413", "415", "423", "429"]
 
 # Schema-valid but refused on purpose, with a stable code the schema cannot express:
-# confirmation_required (publish, unpublish, releases, reschedule need "confirm": true),
-# reserved document slugs, slug_locked (a published document keeps its slug), not_published,
-# site resources whose `content` is checked per resource name (navigation, redirects, theme),
-# and webhook URLs that match ^https?:// but are not absolute URLs with a host.
+# confirmation_required (every body with a "confirm" flag needs "confirm": true; those paths are read
+# from the OpenAPI), reserved document slugs, slug_locked (a published document keeps its slug),
+# not_published, site resources whose `content` is checked per resource name (navigation, redirects,
+# theme), webhook URLs that match ^https?:// but are not absolute URLs with a host,
+# restore_point_unavailable (a time before the site's history), a public key that is not 32 Ed25519
+# bytes in base64, a shard name the deployment does not have, lane graphs over unknown steps, package
+# archives that are not signed packages, briefs on a lane the site does not have, a settings patch
+# that names no setting, an upload whose bytes are no allowed type
+# (415), an unknown timezone, event types
+# outside their pattern, an operator's token without member_id, a package refused as it stands (422:
+# unsigned, untrusted, an address off the allow-list), and integers sent as 178.0 (JSON Schema counts
+# an integral float as an integer; the API never coerces, so it is 400), or an empty pattern inside a
+# pack's list.
 [[operations]]
-include-path-regex = "/(publish|unpublish|releases|reschedule|documents|documents/[^/]+|site/[^/]+|webhooks)$"
+include-path-regex = 'REFUSED_ON_PURPOSE'
 [operations.checks.positive_data_acceptance]
-expected-statuses = ["2xx", "400", "401", "403", "404", "409", "423", "429"]
+expected-statuses = ["2xx", "400", "401", "403", "404", "409", "415", "422", "423", "429"]
 
 # Members and tokens: confirmation_required (remove, revoke), an operator's token with no member_id.
 [[operations]]
@@ -110,8 +171,12 @@ def _schemathesis(live: dict[str, Any], name: str, token: str, phases: str, *ext
     workdir = live["root"] / name
     workdir.mkdir()
     config = workdir / "schemathesis.toml"
+    openapi = httpx.get(f"{live['url']}/schema/openapi.json").json()
+    refused = [f"^{path}$" for path in _confirming_paths(openapi)] + [f"/({'|'.join(_REFUSED_ON_PURPOSE)})$"]
     config.write_text(
-        FUZZ_CONFIG.format(tenant=FUZZ_TENANT, document_id=live["document_id"], operation_id=live["operation_id"])
+        FUZZ_CONFIG.format(
+            tenant=FUZZ_TENANT, document_id=live["document_id"], operation_id=live["operation_id"]
+        ).replace("REFUSED_ON_PURPOSE", "|".join(refused))
     )
     command = [
         str(Path(sys.executable).parent / "schemathesis"),

@@ -157,15 +157,17 @@ def _runs_by_operation(tenant: str) -> dict[str, int]:
 
 def test_a_tenant_moves_between_shards_mid_traffic_with_every_operation_terminal_once(cluster: Cluster) -> None:
     api = cluster.api
-    assert api.post("/ops/tenants", json={"slug": "acme", "name": "Acme"}, headers=OPERATOR).status_code == 201
+    # Its own slug: the Prefect server is the session's, and runs of other tests' "acme" carry the same tag.
+    slug = f"mover-{secrets.token_hex(3)}"
+    assert api.post("/ops/tenants", json={"slug": slug, "name": "Acme"}, headers=OPERATOR).status_code == 201
     owner = {
         "Authorization": "Bearer "
-        + api.post("/ops/tenants/acme/tokens", json={"role": "owner"}, headers=OPERATOR).json()["token"]
+        + api.post(f"/ops/tenants/{slug}/tokens", json={"role": "owner"}, headers=OPERATOR).json()["token"]
     }
     documents = []
     for number in range(12):
         created = api.post(
-            "/api/tenants/acme/documents",
+            f"/api/tenants/{slug}/documents",
             json={"slug": f"post-{number}", "title": f"Post {number}", "kind": "post"},
             headers=owner,
         )
@@ -183,7 +185,7 @@ def test_a_tenant_moves_between_shards_mid_traffic_with_every_operation_terminal
             key = f"pub-{document_id}"
             while True:  # a client that honours 503 + Retry-After, repeating with its Idempotency-Key
                 response = api.post(
-                    f"/api/tenants/acme/documents/{document_id}/publish",
+                    f"/api/tenants/{slug}/documents/{document_id}/publish",
                     json={"confirm": True},
                     headers={**owner, "Idempotency-Key": key},
                 )
@@ -201,19 +203,19 @@ def test_a_tenant_moves_between_shards_mid_traffic_with_every_operation_terminal
     publisher.start()
     assert started_moving.wait(30)
     in_flight = [
-        op for op in api.get("/api/tenants/acme/operations", headers=owner).json() if op["status"] not in TERMINAL
+        op for op in api.get(f"/api/tenants/{slug}/operations", headers=owner).json() if op["status"] not in TERMINAL
     ]
-    moved = api.post("/ops/tenants/acme/move", json={"to": "b", "confirm": True}, headers=OPERATOR)
+    moved = api.post(f"/ops/tenants/{slug}/move", json={"to": "b", "confirm": True}, headers=OPERATOR)
     publisher.join(120)
 
     assert moved.status_code == 200, moved.text
     assert in_flight, "the move should have started with publishes in flight"
-    assert not (cluster.a.data_dir / "tenants" / "acme").exists()
-    assert (cluster.b.data_dir / "tenants" / "acme" / "workspace.db").exists()
+    assert not (cluster.a.data_dir / "tenants" / slug).exists()
+    assert (cluster.b.data_dir / "tenants" / slug / "workspace.db").exists()
     assert len(accepted) == len(set(accepted)) == len(documents)
     deadline = time.monotonic() + 120
     while True:
-        operations = {op["id"]: op for op in api.get("/api/tenants/acme/operations", headers=owner).json()}
+        operations = {op["id"]: op for op in api.get(f"/api/tenants/{slug}/operations", headers=owner).json()}
         if all(operations[op]["status"] in TERMINAL for op in accepted) or time.monotonic() > deadline:
             break
         time.sleep(0.3)
@@ -221,7 +223,7 @@ def test_a_tenant_moves_between_shards_mid_traffic_with_every_operation_terminal
     assert {operations[op]["status"] for op in accepted} == {"succeeded"}, {
         op: operations[op]["status"] for op in accepted
     }
-    runs = _runs_by_operation("acme")
+    runs = _runs_by_operation(slug)
     assert set(runs) == set(accepted) and set(runs.values()) == {1}, runs  # each delivered by exactly one run
     print(
         f"move: {moved.json()}; 503 tenant_moving answers: {len(moving_answers)}; in flight at start: {len(in_flight)}"
