@@ -22,8 +22,12 @@ up: install
 
 CODE := control_plane dispatch flows tenant_runtime tests benchmarks
 
+# Both cores: one pytest worker per core, a test file per worker at a time (module fixtures stay
+# whole); each worker starts its own Prefect server. PYTEST_WORKERS=0 runs in this process.
+PYTEST_WORKERS ?= 2
+
 test: install system-deps lint
-	$(BIN)/pytest -q -p no:cacheprovider
+	$(BIN)/pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) --dist loadfile --durations=25
 
 bench-quick: install
 	$(BIN)/python -m benchmarks --quick
