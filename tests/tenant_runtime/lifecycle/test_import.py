@@ -3,18 +3,29 @@ a staging crash resumed without a duplicate row."""
 
 from __future__ import annotations
 
+import io
 import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
+from PIL import Image
 
+from tenant_runtime.actions import documents, fields, media, packages
 from tenant_runtime.lifecycle import staging
 from tenant_runtime.lifecycle.files import BackupFiles
 from tenant_runtime.lifecycle.format import LOG_TABLES, BackupInvalid, is_derived_table
-from tenant_runtime.workspace import Workspace
+from tenant_runtime.workflows import InstallPackageParameters
+from tenant_runtime.workspace import SYSTEM, Workspace
 from tests.tenant_runtime.content import publish, republish, unpublish
 from tests.tenant_runtime.lifecycle.helpers import back_up, import_backup
+from tests.tenant_runtime.package_kit import Publisher
+
+
+def _png() -> bytes:
+    out = io.BytesIO()
+    Image.new("RGB", (6, 4), (200, 40, 40)).save(out, "PNG")
+    return out.getvalue()
 
 
 def site_rows(ws: Workspace) -> dict[str, list[tuple[Any, ...]]]:
@@ -139,3 +150,49 @@ def test_staging_killed_mid_table_resumes_without_a_duplicate_row(
     cloned = site_rows(globex)
     assert len(cloned["revision"]) == len(site_rows(acme)["revision"])
     assert len(cloned["entity_history"]) == len(site_rows(acme)["entity_history"])
+
+
+def test_media_fields_versions_and_packages_come_back_with_the_rest(two_tenants: tuple[Workspace, Workspace]) -> None:
+    """The content model of the lifecycle issue travels too: an uploaded image (its row and its bytes),
+    a custom field's definition and a document's value for it, every revision, and an installed,
+    pinned theme package (its row, its key, its stored files)."""
+    acme, _ = two_tenants
+    publisher = Publisher()
+    with acme.transaction() as tx:
+        picture = media.upload_media(tx, acme.store, SYSTEM, name="cover.png", data=_png())
+        packages.add_key(tx, SYSTEM, publisher.public_key, name="publisher")
+        _, migration = fields.request_field_change(
+            tx, acme.tenant, SYSTEM, kind="post", change="add", field="subtitle", type="text", default=""
+        )
+    while not fields.check_batch(acme, migration.id, 50)["done"]:
+        pass
+    while not fields.apply_batch(acme, migration.id, 50)["done"]:
+        pass
+    fields.finish_migration(acme, migration.id)
+    post, _ = publish(acme, "story", body=f"![cover](media:{picture.id})")
+    republish(acme, post.id, body=f"Second take ![cover](media:{picture.id})")
+    with acme.transaction() as tx:
+        documents.update_document(tx, SYSTEM, post.id, expected_version=2, fields={"subtitle": "Kept"})
+        operation, _ = packages.request_install(tx, acme, SYSTEM, publisher.theme(), pin_theme=True)
+    params = InstallPackageParameters.model_validate(operation.parameters)
+    packages.verify_stored(acme, params)
+    packages.stage(acme, params)
+    packages.activate(acme, params)
+    rows, objects = site_rows(acme), site_objects(acme)
+    assert all(rows[table] for table in ("media", "field_definition", "package", "package_key"))
+    assert len(rows["revision"]) >= 3
+    assert any(key.startswith("media/") for key in objects) and any(key.startswith("packages/") for key in objects)
+    backup = back_up(acme)
+
+    # Everything of the kind changes after the backup: the import must put each back.
+    with acme.transaction() as tx:
+        media.delete_media(tx, SYSTEM, picture.id)
+        documents.update_document(tx, SYSTEM, post.id, expected_version=3, fields={"subtitle": "Changed"})
+    for key in [k for k in objects if k.startswith(("media/", "packages/"))]:
+        acme.store.delete(key)
+    assert site_rows(acme) != rows and site_objects(acme) != objects
+
+    import_backup(acme, acme.tenant, backup["backup_id"], backup["manifest_sha256"])
+
+    assert site_rows(acme) == rows
+    assert site_objects(acme) == objects
