@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,9 +18,10 @@ from tenant_runtime.lanes import BACKBONE
 from tenant_runtime.lanes.providers import OfflineProvider
 from tenant_runtime.lanes.reference import RESEARCH_GRAPH
 from tenant_runtime.lanes.settings import LaneSettings
-from tenant_runtime.workspace import CostEntry, Document, Lane
+from tenant_runtime.workspace import AuditEntry, CostEntry, Document, Lane
 from tests.fixtures.source_server import SourceServer
 from tests.fixtures.stack import Pressroom, Tenant
+from tests.fixtures.worker_process import WorkerProcess
 
 pytestmark = pytest.mark.integration
 
@@ -219,3 +222,97 @@ def test_an_approval_lane_waits_then_publishes_on_approve_and_stays_draft_on_rej
     assert rejected["status"] == "failed" and rejected["error"]["code"] == "approval_rejected"
     assert pressroom.site.get(f"/{acme.slug}/we-failed").status_code == 404
     assert provider.calls == 2  # the resumed runs took generate from the cache
+
+
+def _audits(room: Pressroom, tenant: Tenant, op_id: str, action: str) -> int:
+    with room.factory.open(tenant.slug).reader() as tx:
+        rows = tx.exec(select(AuditEntry).where(AuditEntry.operation_id == op_id, AuditEntry.action == action))
+        return len(list(rows))
+
+
+def _kill_brief(room: Pressroom, tenant: Tenant, source_server: SourceServer) -> str:
+    """A news brief citing a page of its own (so its fetches are counted per tenant); its operation id."""
+    source_server.pages[f"/{tenant.slug}"] = f"<html><title>Source of {tenant.slug}</title><body>Facts.</body></html>"
+    accepted = _post_brief(
+        room,
+        tenant,
+        brief_id=f"kill-{tenant.slug}",
+        lane="news",
+        title="Killed and resumed",
+        sources=[source_server.url(f"/{tenant.slug}")],
+        notes=f"Written for {tenant.slug}.",
+    )
+    return str(accepted["operation_id"])
+
+
+@pytest.mark.slow
+def test_a_worker_killed_at_any_backbone_step_resumes_and_pays_and_publishes_once(
+    pressroom_fs: Pressroom, source_server: SourceServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """kill -9 of the worker process in each backbone step (and in the last step of the delivery its
+    publish node runs), in two worker processes: the resumed run publishes the article once, takes every
+    finished step from the cache, fetches its source once, and the ledger holds one charge for generate
+    (a step parks before its body, so a run killed in generate had not called the provider yet)."""
+    room = pressroom_fs
+    # The worker processes read their lane settings from the environment: loopback sources, a priced call.
+    monkeypatch.setenv("PRESSROOM_LANES_GROUND_ALLOW_PRIVATE", "true")
+    monkeypatch.setenv("PRESSROOM_LANES_OFFLINE_MICROS_PER_CALL", "1000")
+
+    # The steps of an uninterrupted run, in order, from an in-process worker (one process start fewer).
+    lane_runtime.configure(LaneSettings(lanes_ground_allow_private=True, lanes_offline_micros_per_call=1000))
+    try:
+        reference = room.new_tenant("ref")
+        room.start_worker(reference)
+        done = room.wait_operation(reference, _kill_brief(room, reference, source_server), timeout=90)
+        assert done["status"] == "succeeded", done
+        room.stop_workers()
+    finally:
+        lane_runtime.configure()
+    executions = Counter({step: n for (tenant, step), n in PROBES.executions.items() if tenant == reference.slug})
+    ran = list(executions)  # a Counter keeps the order steps first ran in
+    assert [s for s in ran if s in BACKBONE] == [s for s in BACKBONE if s != "publish"]
+    # The publish node is make_public, then the one delivery pipeline, whose every step test_crash_recovery
+    # kills already; here: every step up to make_public, and the run's last step (all the rest cached).
+    assert ran.index("make_public") > ran.index("cover")
+    steps = [*ran[: ran.index("make_public") + 1], ran[-1]]
+
+    # One tenant per step, all in one worker process, each run parked in its own step; one kill -9.
+    logs = tmp_path / "killed"
+    tenants = [room.new_tenant(f"k{index}") for index in range(len(steps))]
+    killed = [
+        (tenant, _kill_brief(room, tenant, source_server), step) for tenant, step in zip(tenants, steps, strict=True)
+    ]
+    slugs = [tenant.slug for tenant in tenants]
+    parks = {tenant.slug: step for tenant, _, step in killed}
+    worker = WorkerProcess(room, slugs, logs, park=parks, concurrency=len(killed) + 2)
+    try:
+        assert worker.wait_parked(slugs) == parks
+        worker.kill9()
+    finally:
+        worker.stop()
+    for tenant, op, step in killed:
+        assert room.operation(tenant, op)["status"] == "delivering", (step, room.operation(tenant, op))
+
+    worker = WorkerProcess(room, slugs, logs, concurrency=len(killed) + 2)
+    try:
+        for tenant, op, step in killed:
+            done = room.wait_operation(tenant, op, timeout=90)
+            assert done["status"] == "succeeded", (step, done)
+            assert done["outcome"]["steps"] == list(BACKBONE), step
+            # Finished steps came from the cache; the killed one ran again, once.
+            expected = executions.copy()
+            expected[step] += 1
+            assert Counter(worker.executions(tenant.slug)) == expected, step
+            assert [a["number"] for a in done["attempts"]] == [1, 2], step
+            assert "worker lost" in (done["attempts"][0]["error"] or ""), step
+            # Paid once, fetched once, published once.
+            assert _ledger(room, tenant) == [(f"kill-{tenant.slug}", "generate", 1000)], step
+            assert source_server.fetches[f"/{tenant.slug}"] == 1, step
+            assert _audits(room, tenant, op, "content.publish") == 1, step
+            assert _audits(room, tenant, op, "operation.succeeded") == 1, step
+            with room.factory.open(tenant.slug).reader() as tx:
+                assert len(list(tx.exec(select(Document)))) == 1, step
+            page = room.site.get(f"/{tenant.slug}/killed-and-resumed")
+            assert page.status_code == 200 and f"Written for {tenant.slug}." in page.text, step
+    finally:
+        worker.stop()
