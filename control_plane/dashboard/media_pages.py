@@ -15,7 +15,7 @@ from control_plane.auth import Principal
 from control_plane.container import Services
 from control_plane.dashboard.commands import command_redirect
 from control_plane.dashboard.context import site_for
-from control_plane.dashboard.forms import new_form_key
+from control_plane.dashboard.forms import FormData, checked, new_form_key
 from control_plane.dashboard.views import error_message, flash_error, notice, page, see_other, url
 from control_plane.http.guards import MULTIPART
 from control_plane.media.schemas import MediaUpload
@@ -72,6 +72,21 @@ class MediaPages(Controller):
             request, f"Uploaded “{outcome.body.get('name')}”: embed it with ![text](media:{outcome.body.get('id')})."
         )
         return see_other(url("sites", tenant, "media"))
+
+    @post("/sweep", sync_to_thread=True)
+    def sweep(
+        self, request: Request[Any, Any, Any], tenant: str, data: FormData, signed_in: Principal, services: Services
+    ) -> Response[Any]:
+        """Run sweep_media now (it also runs nightly at 02:00 UTC): trashed files past retention that nothing
+        references are deleted for good; the operation's outcome lists what was kept and why."""
+        trash = url("sites", tenant, "media") + "?state=deleted"
+        return command_redirect(
+            request,
+            trash,
+            lambda: services.media.sweep(signed_in, tenant, confirm=checked(data, "confirm")),
+            lambda outcome: f"Sweep requested: operation {outcome.body.get('operation_id')}.",
+            then=lambda outcome: url("sites", tenant, "operations", str(outcome.body["operation_id"])),
+        )
 
     @get("/{media_id:str}", sync_to_thread=True)
     def item(
@@ -144,6 +159,7 @@ class MediaPages(Controller):
             site=site_for(services, principal, tenant),
             settings=services.site.settings(principal, tenant),
             rows=rows[:PAGE],
+            policy=services.media.policy(principal, tenant),
             q=q,
             state=chosen,
             previous=f"?{keep}page={number - 1}" if number > 1 else None,

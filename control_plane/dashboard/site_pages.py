@@ -47,6 +47,10 @@ def redirect_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+# The versioned entity types a retention policy covers, as the page names them.
+RETENTION_TYPES = {"document": "documents", "site_resource": "navigation, redirects and theme"}
+
+
 class SitePages(Controller):
     """``/dashboard/sites/{tenant}/site``."""
 
@@ -182,6 +186,59 @@ class SitePages(Controller):
             then=then,
         )
 
+    @post("/retention/prune", sync_to_thread=True)
+    def prune_versions(
+        self, request: Request[Any, Any, Any], tenant: str, data: FormData, signed_in: Principal, services: Services
+    ) -> Response[Any]:
+        """Run prune_policies now (it also runs nightly at 04:00 UTC): versions beyond the policy go for good."""
+        back = url("sites", tenant, "site") + "#retention"
+        return command_redirect(
+            request,
+            back,
+            lambda: services.retention.prune(
+                signed_in, tenant, confirm=checked(data, "confirm"), idempotency_key=form_key(data)
+            ),
+            lambda outcome: f"Pruning requested: operation {outcome.body.get('operation_id')}.",
+            then=lambda outcome: url("sites", tenant, "operations", str(outcome.body["operation_id"])),
+        )
+
+    @post("/retention/{entity_type:str}", sync_to_thread=True)
+    def set_retention(
+        self,
+        request: Request[Any, Any, Any],
+        tenant: str,
+        entity_type: str,
+        data: FormData,
+        signed_in: Principal,
+        services: Services,
+    ) -> Response[Any]:
+        """Keep the last N versions of each entity of a type, and every version younger than D days."""
+        back = url("sites", tenant, "site") + "#retention"
+        keep_last, keep_days = number(data, "keep_last"), number(data, "keep_days")
+
+        def call() -> CommandResult:
+            if entity_type not in RETENTION_TYPES:
+                raise BadRequest("No such kind of versioned entity.", details={"entity_type": entity_type})
+            last_ok = keep_last is not None and 1 <= keep_last <= 10_000
+            if keep_last is None or not last_ok or keep_days is None or not 0 <= keep_days <= 3650:
+                raise BadRequest(
+                    "Keep between 1 and 10,000 versions and between 0 and 3,650 days.",
+                    details={"field": "keep_days" if last_ok else "keep_last"},
+                )
+            return services.retention.set_policy(
+                signed_in, tenant, entity_type, keep_last=keep_last, keep_days=keep_days, idempotency_key=form_key(data)
+            )
+
+        return command_redirect(
+            request,
+            back,
+            call,
+            lambda _: (
+                f"Retention of {RETENTION_TYPES[entity_type]}: the last {keep_last} versions, "
+                f"and every version younger than {keep_days} days."
+            ),
+        )
+
     def _resource(
         self,
         request: Request[Any, Any, Any],
@@ -238,6 +295,7 @@ class SitePages(Controller):
         redirects = services.site.resource(principal, tenant, "redirects")
         rows = rows or {}
         webhooks = services.webhooks.list(principal, tenant) if site.can("site.admin") else []
+        retention = services.retention.get(principal, tenant)
         return page(
             request,
             "site.html",
@@ -255,6 +313,8 @@ class SitePages(Controller):
             blank_rows=BLANK_ROWS,
             redirect_statuses=REDIRECT_STATUSES,
             webhooks=webhooks,
+            retention=retention,
+            retention_types=RETENTION_TYPES,
             new_secret=new_secret,
             field_errors=field_errors or {},
             form_key=new_form_key(),

@@ -102,3 +102,52 @@ def test_an_editor_edits_navigation_but_not_settings_or_webhooks_and_a_viewer_ed
     nav = viewer.post("/dashboard/sites/acme/site/navigation", {"version": "0", "label_0": "x", "href_0": "/"})
     assert nav.status_code == 403 and "does not allow content.edit" in nav.text
     assert dashboard.services.site.settings(_owner(dashboard), "acme").title != "Mine"
+
+
+def test_retention_policies_are_set_in_place_and_a_prune_runs_only_when_confirmed(dashboard: Dashboard) -> None:
+    browser = dashboard.browser(dashboard.tenant("acme"))
+    page = browser.get("/dashboard/sites/acme/site")
+    assert 'id="retention"' in page.text and 'data-entity="document"' in page.text
+
+    bad = browser.post("/dashboard/sites/acme/site/retention/document", {"keep_last": "0", "keep_days": "10"})
+    assert "Keep between 1 and 10,000 versions" in _flash(bad.text)
+    saved = browser.post("/dashboard/sites/acme/site/retention/document", {"keep_last": "3", "keep_days": "10"})
+    assert "Retention of documents: the last 3 versions" in _flash(saved.text)
+    policies = {p["entity_type"]: p for p in dashboard.services.retention.get(OPERATOR, "acme")["policies"]}
+    assert (policies["document"]["keep_last"], policies["document"]["keep_days"]) == (3, 10)
+    assert policies["document"]["default"] is False and policies["site_resource"]["default"] is True
+
+    unconfirmed = browser.post("/dashboard/sites/acme/site/retention/prune", {})
+    assert "confirm" in _flash(unconfirmed.text).lower()
+    assert not [op for op in dashboard.operations("acme") if op.kind == "prune"]
+    pruned = browser.post("/dashboard/sites/acme/site/retention/prune", {"confirm": "yes"})
+    assert "Pruning requested" in _flash(pruned.text)
+    (operation,) = [op for op in dashboard.operations("acme") if op.kind == "prune"]
+    assert f"/operations/{operation.id}" in str(pruned.url)
+
+
+def test_an_editor_sees_retention_but_cannot_change_it_or_sweep_media(dashboard: Dashboard) -> None:
+    editor = dashboard.browser(dashboard.tenant("acme", role="editor"))
+    page = editor.get("/dashboard/sites/acme/site")
+    assert 'data-entity="document"' in page.text and "Prune versions now" not in page.text
+    refused = editor.post("/dashboard/sites/acme/site/retention/document", {"keep_last": "1", "keep_days": "0"})
+    assert "does not allow site.admin" in _flash(refused.text)
+    assert "Sweep the trash now" not in editor.get("/dashboard/sites/acme/media?state=deleted").text
+    swept = editor.post("/dashboard/sites/acme/media/sweep", {"confirm": "yes"})
+    assert "does not allow site.admin" in _flash(swept.text)
+    assert all(p["default"] for p in dashboard.services.retention.get(OPERATOR, "acme")["policies"])
+    assert not [op for op in dashboard.operations("acme") if op.kind in ("prune", "media_sweep")]
+
+
+def test_the_trash_states_the_media_policy_and_an_owner_sweeps_it_when_confirmed(dashboard: Dashboard) -> None:
+    browser = dashboard.browser(dashboard.tenant("acme"))
+    trash = browser.get("/dashboard/sites/acme/media?state=deleted")
+    assert 'id="media-policy"' in trash.text and "Sweep the trash now" in trash.text
+    policy = dashboard.services.media.policy(OPERATOR, "acme")
+    assert f"restored for {policy.retention_days} days" in trash.text
+
+    assert "confirm" in _flash(browser.post("/dashboard/sites/acme/media/sweep", {}).text).lower()
+    swept = browser.post("/dashboard/sites/acme/media/sweep", {"confirm": "yes"})
+    assert "Sweep requested" in _flash(swept.text)
+    kinds = [op.kind for op in dashboard.operations("acme")]
+    assert kinds.count("media_sweep") == 1, kinds
