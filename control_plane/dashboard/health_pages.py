@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from litestar import Controller, Request, Response, get, post
+from litestar.response import Stream
 
 from control_plane.auth import Principal
 from control_plane.container import Services
@@ -106,6 +107,16 @@ class HealthPages(Controller):
         await asyncio.to_thread(site_for, services, signed_in, tenant)  # another tenant's site: 404 first
         late = await late_runs(services, tenant)
         return await asyncio.to_thread(self._page, request, services, signed_in, tenant, late=late)
+
+    @get("/backups/{backup_id:str}/download", sync_to_thread=True)
+    def download(self, tenant: str, backup_id: str, signed_in: Principal, services: Services) -> Stream:
+        """The backup as one tar, streamed from the store and checked part by part as the API streams it."""
+        found = services.backups.download(signed_in, tenant, backup_id)
+        headers = {
+            "content-disposition": f'attachment; filename="{found.filename}"',
+            "x-content-type-options": "nosniff",
+        }
+        return Stream(found.chunks(), media_type="application/x-tar", headers=headers)
 
     @get("/restore", sync_to_thread=True)
     def restore_preview(

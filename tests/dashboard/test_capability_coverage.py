@@ -23,6 +23,7 @@ SURFACES: dict[tuple[str, str], tuple[str, str]] = {
     ("GET", f"{API}/backups"): ("GET", f"{SITE}/health"),
     ("POST", f"{API}/backups"): ("POST", f"{SITE}/health/backup"),
     ("GET", f"{API}/backups/{{backup_id}}"): ("GET", f"{SITE}/health"),
+    ("GET", f"{API}/backups/{{backup_id}}/download"): ("GET", f"{SITE}/health/backups/{{backup_id}}/download"),
     ("GET", f"{API}/briefs/{{brief_id}}"): ("GET", f"{SITE}/briefs"),
     ("GET", f"{API}/costs"): ("GET", f"{SITE}/lanes"),
     ("GET", f"{API}/documents"): ("GET", f"{SITE}"),
@@ -115,8 +116,6 @@ API_ONLY: dict[tuple[str, str], str] = {
     ("POST", f"{API}/briefs"): "briefs are posted by agents (content routines); people read them on the briefs page",
     ("POST", f"{API}/lanes"): "registering a lane graph by hand is an operator's override; sites get lanes from "
     "packages, which the packages page installs",
-    ("GET", f"{API}/backups/{{backup_id}}/download"): "not built in the dashboard yet: the API and "
-    "`pressroom backups download` stream the archive",
 }
 
 

@@ -161,3 +161,38 @@ def test_a_good_backup_is_imported_from_the_health_page_after_confirming(dashboa
     assert 'hx-trigger="every 3s"' in owner.get(f"{S}/health").text  # an import under way: the runs follow it
     missing = owner.post(f"{S}/health/import", {"backup_id": "nope", "form_key": owner.form_key, "confirm": "yes"})
     assert "not_found" in missing.text or "backup_not_ready" in missing.text
+
+
+def test_an_owner_downloads_a_written_backup_as_a_tar_and_an_editor_cannot(dashboard: Dashboard) -> None:
+    import io
+    import json
+    import tarfile
+
+    from tests.tenant_runtime.lifecycle.helpers import write_backup
+
+    owner = dashboard.browser(dashboard.tenant("acme"))
+    owner.get("/dashboard/sites/acme/health")
+    owner.post("/dashboard/sites/acme/health/backup", {"confirm": "yes"})
+    ws = dashboard.factory.open("acme")
+    with ws.reader() as tx:
+        (backup,) = tx.exec(select(Backup)).all()
+    written = write_backup(ws, backup.id)  # the steps export_backup runs, below the engine
+
+    page = owner.get("/dashboard/sites/acme/health")
+    link = f"/dashboard/sites/acme/health/backups/{backup.id}/download"
+    assert f'href="{link}"' in page.text
+    download = owner.get(link)
+    assert download.status_code == 200 and download.headers["content-type"] == "application/x-tar"
+    assert "attachment" in download.headers["content-disposition"]
+    with tarfile.open(fileobj=io.BytesIO(download.content)) as archive:
+        names = archive.getnames()
+        manifest = json.loads(archive.extractfile(names[0]).read())  # type: ignore[union-attr]
+    assert names[0].endswith("manifest.json") and manifest["tenant"] == "acme"
+    assert written["manifest_sha256"] and len(names) > 1
+
+    editor = dashboard.browser(dashboard.tenant("acme", role="editor"))
+    assert link not in editor.get("/dashboard/sites/acme/health").text
+    assert editor.get(link).status_code == 403
+    other = dashboard.browser(dashboard.tenant("globex"))
+    assert other.get(link).status_code == 404  # another site's session: as if there were no such site
+    assert other.get(link.replace("/acme/", "/globex/")).status_code == 404
