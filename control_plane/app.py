@@ -9,12 +9,14 @@ from typing import Any
 from litestar import Litestar, MediaType, get
 from litestar.datastructures import State
 from litestar.di import Provide
+from litestar.exceptions import HTTPException, NotFoundException
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components
 
 from control_plane.backups.controllers import BackupController, ImportController, RestoreController
 from control_plane.container import Services
 from control_plane.dashboard import build_dashboard
+from control_plane.dashboard.errors import not_routed
 from control_plane.documents.controllers import DocumentController
 from control_plane.fields.controllers import FieldController
 from control_plane.http.dependencies import provide_principal, provide_services
@@ -90,7 +92,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
             "services": Provide(provide_services, sync_to_thread=False),
             "principal": Provide(provide_principal, sync_to_thread=True),
         },
-        exception_handlers=EXCEPTION_HANDLERS,
+        exception_handlers={**EXCEPTION_HANDLERS, NotFoundException: not_routed(EXCEPTION_HANDLERS[HTTPException])},
         guards=[require_json_body, decode_strictly],
         before_request=bind_tenant,
         middleware=[RequestLog],

@@ -11,10 +11,10 @@ from typing import Any
 
 import structlog
 from litestar import MediaType, Request, Response
-from litestar.exceptions import HTTPException, ValidationException
+from litestar.exceptions import HTTPException, NotFoundException, ValidationException
 
 from control_plane.dashboard.security import SECURITY_HEADERS
-from control_plane.dashboard.views import error_page, see_other, url
+from control_plane.dashboard.views import PREFIX, error_page, see_other, url
 from control_plane.http.errors import HTTP_CODES
 from tenant_runtime.errors import PressroomError, Unauthorized
 
@@ -82,10 +82,23 @@ def unexpected_error(request: Request[Any, Any, Any], exc: Exception) -> Respons
     return _answer(request, 500, "internal_error", "Something went wrong on our side; it has been logged.")
 
 
+def not_routed(api_handler: Any) -> Any:
+    """The app's answer to a path no route matches: under /dashboard a page like any other 404 (a mistyped
+    address in the browser), elsewhere the API's JSON error. (No router's handlers see an unmatched path.)"""
+
+    def handle(request: Request[Any, Any, Any], exc: NotFoundException) -> Response[Any]:
+        path = request.url.path
+        if path == PREFIX or path.startswith(f"{PREFIX}/"):
+            return http_error(request, exc)
+        return api_handler(request, exc)
+
+    return handle
+
+
 EXCEPTION_HANDLERS: dict[Any, Any] = {
     PressroomError: pressroom_error,
     HTTPException: http_error,
     Exception: unexpected_error,
 }
 
-__all__ = ["EXCEPTION_HANDLERS", "SignInRequired"]
+__all__ = ["EXCEPTION_HANDLERS", "SignInRequired", "not_routed"]
