@@ -40,11 +40,12 @@ from tenant_runtime.actions.operations import set_status
 from tenant_runtime.actions.retention import schedule_prune
 from tenant_runtime.errors import NotFound
 from tenant_runtime.ids import as_utc
-from tenant_runtime.lifecycle.catalog import last_good_backup
+from tenant_runtime.lifecycle.catalog import SUCCEEDED, last_good_backup
 from tenant_runtime.lifecycle.restore import history_start
 from tenant_runtime.operation_states import CANCELLED, SCHEDULED, settled
 from tenant_runtime.settings import RuntimeSettings
-from tenant_runtime.workspace import ChoreRun, EntityHistory, Operation, Workspace
+from tenant_runtime.workspace import Backup, ChoreRun, EntityHistory, Operation, Workspace
+from tenant_runtime.workspace.rows import insert_rows, new_row
 from tenant_runtime.workspace.service import ACTIVE, DELETED, SUSPENDED, service_status
 
 QUEUED, SKIPPED_LATE, SKIPPED_UNCHANGED, EXISTS = "queued", "skipped_late", "skipped_unchanged", "exists"
@@ -93,15 +94,22 @@ def fire_date(fire: datetime) -> str:
 
 def site_unchanged_since_last_backup(tx: Session) -> bool:
     """Nothing versioned changed since the last good backup's snapshot, and no import or restore came after it."""
-    last = last_good_backup(tx)
-    if last is None or last.history_mark is None or last.snapshot_at is None:
+    # One query for the common answers (no good backup yet, or history newer than its mark); the nightly
+    # fan-out asks it of every tenant. The order is last_good_backup's.
+    last = tx.exec(
+        select(Backup.history_mark, Backup.snapshot_at, select(func.max(EntityHistory.id)).scalar_subquery())
+        .where(Backup.status == SUCCEEDED)
+        .order_by(col(Backup.snapshot_at).desc(), col(Backup.id).desc())
+        .limit(1)
+    ).first()
+    if last is None:
         return False
-    newest = tx.exec(select(func.max(EntityHistory.id))).one()
-    if newest != last.history_mark:
+    mark, snapshot_at, newest = last
+    if mark is None or snapshot_at is None or newest != mark:
         return False
     replaced = tx.exec(
         select(Operation.id).where(
-            col(Operation.kind).in_((IMPORT_KIND, RESTORE_KIND)), Operation.created_at >= last.snapshot_at
+            col(Operation.kind).in_((IMPORT_KIND, RESTORE_KIND)), Operation.created_at >= snapshot_at
         )
     ).first()
     return replaced is None
@@ -148,14 +156,21 @@ def fan_out(ws: Workspace, chore: Chore, fire: datetime, now: datetime, *, statu
             )
         if chore.unchanged is not None and chore.unchanged(tx):
             return _record(tx, chore, fire, SKIPPED_UNCHANGED, reason="unchanged since the last good backup")
-        for older in tx.exec(
-            select(ChoreRun).where(ChoreRun.chore == chore.name, ChoreRun.decision == QUEUED, ChoreRun.fire_date < date)
+        # Only an older fire still waiting for its slot: the queued ones that ran stay as they are (joined, so a
+        # tenant's year of nights is not loaded row by row every night).
+        for older, waiting in tx.exec(
+            select(ChoreRun, Operation)
+            .join(Operation, col(Operation.id) == col(ChoreRun.operation_id))
+            .where(
+                ChoreRun.chore == chore.name,
+                ChoreRun.decision == QUEUED,
+                ChoreRun.fire_date < date,
+                Operation.status == SCHEDULED,
+            )
         ):
-            waiting = tx.get(Operation, older.operation_id) if older.operation_id else None
-            if waiting is not None and waiting.status == SCHEDULED:
-                set_status(tx, waiting, CANCELLED)
-                older.decision, older.reason = SKIPPED_LATE, f"not started by the {date} fire, which runs instead"
-                tx.add(older)
+            set_status(tx, waiting, CANCELLED)
+            older.decision, older.reason = SKIPPED_LATE, f"not started by the {date} fire, which runs instead"
+            tx.add(older)
         due = max(fire, now) + chore.offset(ws.tenant)
         operation = chore.enqueue(tx, ws.tenant, due, chore.key(ws.tenant, fire))
         return _record(tx, chore, fire, QUEUED, due_at=due, operation_id=operation.id)
@@ -200,20 +215,21 @@ def _record(
     operation_id: str | None = None,
 ) -> str:
     date = fire_date(fire)
-    tx.add(
-        ChoreRun(
-            chore=chore.name,
-            fire_date=date,
-            fired_at=fire,
-            due_at=due_at,
-            decision=decision,
-            operation_id=operation_id,
-            reason=reason,
-        )
+    run = new_row(
+        ChoreRun,
+        chore=chore.name,
+        fire_date=date,
+        fired_at=fire,
+        due_at=due_at,
+        decision=decision,
+        operation_id=operation_id,
+        reason=reason,
     )
-    audit.record(
-        tx, f"chore.{decision}", "system", "chore", f"{chore.name}:{date}", operation_id=operation_id, reason=reason
+    entry = audit.audit_entry(
+        f"chore.{decision}", "system", "chore", f"{chore.name}:{date}", operation_id=operation_id, reason=reason
     )
+    # Plain INSERTs: every tenant gets these two rows every night (``insert_rows``).
+    insert_rows(tx, run, entry)
     return decision
 
 

@@ -15,7 +15,7 @@ from datetime import datetime
 from sqlmodel import Session, col, select
 
 from tenant_runtime import audit
-from tenant_runtime.actions.operations import new_operation, new_operation_id
+from tenant_runtime.actions.operations import new_operation, new_operation_id, operation_row
 from tenant_runtime.errors import Conflict, NotFound
 from tenant_runtime.ids import utcnow
 from tenant_runtime.lifecycle.catalog import good_backup, new_backup_id
@@ -28,10 +28,20 @@ from tenant_runtime.workflows import (
 )
 from tenant_runtime.workspace import Backup, Operation
 from tenant_runtime.workspace.access import Actor
+from tenant_runtime.workspace.rows import insert_rows
 
 
 def _backup(
     tx: Session, tenant: str, actor: Actor | str, reason: str, *, scheduled_for: datetime | None = None
+) -> tuple[Operation, Backup]:
+    operation, backup = _backup_rows(tenant, actor, reason, scheduled_for=scheduled_for)
+    tx.add(backup)
+    tx.add(operation)
+    return operation, backup
+
+
+def _backup_rows(
+    tenant: str, actor: Actor | str, reason: str, *, scheduled_for: datetime | None = None
 ) -> tuple[Operation, Backup]:
     operation_id = new_operation_id()
     now = utcnow()
@@ -42,11 +52,9 @@ def _backup(
         requested_by=actor.id if isinstance(actor, Actor) else actor,
         created_at=now,
     )
-    tx.add(backup)
     parameters = ExportBackupParameters(tenant=tenant, operation_id=operation_id, backup_id=backup.id, reason=reason)
     who = actor if isinstance(actor, Actor) else Actor.for_role(actor, "system")
-    operation = new_operation(tx, who, parameters, scheduled_for=scheduled_for)
-    return operation, backup
+    return operation_row(who, parameters, scheduled_for=scheduled_for), backup
 
 
 def request_backup(tx: Session, tenant: str, actor: Actor) -> tuple[Operation, Backup]:
@@ -58,12 +66,15 @@ def request_backup(tx: Session, tenant: str, actor: Actor) -> tuple[Operation, B
 
 
 def schedule_backup(tx: Session, tenant: str, due_at: datetime, key: str) -> Operation:
-    """The nightly backup of this tenant, due at its slot; its run is keyed ``{chore}:{tenant}:{date}``."""
-    operation, backup = _backup(tx, tenant, "system", "nightly", scheduled_for=due_at)
+    """The nightly backup of this tenant, due at its slot; its run is keyed ``{chore}:{tenant}:{date}``.
+
+    Written with plain INSERTs (``insert_rows``): the fan-out runs this for every tenant every night."""
+    operation, backup = _backup_rows(tenant, "system", "nightly", scheduled_for=due_at)
     operation.idempotency_key = key
-    audit.record(
-        tx, "backup.schedule", "system", "backup", backup.id, operation_id=operation.id, due_at=due_at.isoformat()
+    entry = audit.audit_entry(
+        "backup.schedule", "system", "backup", backup.id, operation_id=operation.id, due_at=due_at.isoformat()
     )
+    insert_rows(tx, backup, operation, entry)
     return operation
 
 

@@ -43,8 +43,24 @@ def new_operation(
     scheduled_for: datetime | None = None,
 ) -> Operation:
     """Add an unsent operation for the run ``parameters`` describe; the relay creates the run after commit."""
+    operation = operation_row(
+        actor, parameters, document_id=document_id, document_version=document_version, scheduled_for=scheduled_for
+    )
+    tx.add(operation)
+    return operation
+
+
+def operation_row(
+    actor: Actor,
+    parameters: RunParameters,
+    *,
+    document_id: str | None = None,
+    document_version: int | None = None,
+    scheduled_for: datetime | None = None,
+) -> Operation:
+    """The unsent operation ``new_operation`` adds, not yet added (for ``insert_rows``)."""
     spec = spec_for(parameters)
-    operation = Operation(
+    return Operation(
         id=parameters.operation_id,
         kind=spec.kind,
         flow_name=spec.workflow.value,
@@ -56,8 +72,6 @@ def new_operation(
         actor=actor.id,
         scheduled_for=scheduled_for,
     )
-    tx.add(operation)
-    return operation
 
 
 def set_status(tx: Session, operation: Operation, status: str, **fields: Any) -> Operation:

@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 from sqlmodel import select
 
-from tenant_runtime import chores
-from tenant_runtime.workspace import ChoreRun, Operation, Workspace, WorkspaceFactory, list_tenants
+from tenant_runtime import audit, chores
+from tenant_runtime.workspace import Backup, ChoreRun, Operation, Workspace, WorkspaceFactory, list_tenants
 from tenant_runtime.workspace.service import set_service_status
 from tests.tenant_runtime.content import publish
 from tests.tenant_runtime.lifecycle.helpers import back_up
@@ -124,3 +124,37 @@ def test_one_broken_workspace_is_counted_failed_and_the_others_still_fan_out(
 
     result = chores.fan_out_tenants(settings, open_workspace, ["acme", "globex"], BACKUP, FIRE, FIRE)
     assert result["decisions"] == {"failed": 1, "queued": 1}
+
+
+def test_the_next_fire_cancels_only_an_older_fire_still_waiting_and_its_rows_read_back_whole(
+    workspace: Workspace,
+) -> None:
+    # Night 1 queued and delivered (succeeded); night 2 queued, still waiting for its slot when night 3 fires.
+    assert chores.fan_out(workspace, BACKUP, FIRE, FIRE + timedelta(seconds=1)) == chores.QUEUED
+    with workspace.transaction() as tx:
+        [first] = tx.exec(select(Operation))
+        first.status = "succeeded"
+        tx.add(first)
+    second = FIRE + timedelta(days=1)
+    assert chores.fan_out(workspace, BACKUP, second, second + timedelta(seconds=1)) == chores.QUEUED
+    third = FIRE + timedelta(days=2)
+    assert chores.fan_out(workspace, BACKUP, third, third + timedelta(seconds=1)) == chores.QUEUED
+
+    runs = _runs(workspace)
+    assert [(r.fire_date, r.decision) for r in runs] == [
+        ("2026-12-01", "queued"),  # ran: left alone
+        ("2026-12-02", "skipped_late"),
+        ("2026-12-03", "queued"),
+    ]
+    assert runs[1].reason == "not started by the 2026-12-03 fire, which runs instead"
+    with workspace.reader() as tx:
+        statuses = {o.idempotency_key[-10:]: o.status for o in tx.exec(select(Operation))}
+        [queued] = audit.entries(tx, action="chore.queued", limit=1)
+        [scheduled] = audit.entries(tx, action="backup.schedule", limit=1)
+        backup = tx.exec(select(Backup).where(Backup.operation_id == runs[2].operation_id)).one()
+    assert statuses == {"2026-12-01": "succeeded", "2026-12-02": "cancelled", "2026-12-03": "scheduled"}
+    # Written with plain INSERTs (tenant_runtime.workspace.rows): the ORM reads them back like any row.
+    assert queued.object_id == "export_backup:2026-12-03" and queued.operation_id == runs[2].operation_id
+    assert queued.data == {"reason": None} and queued.created_at is not None
+    assert scheduled.data["due_at"].startswith("2026-12-03T03:") and scheduled.object_id == backup.id
+    assert backup.reason == "nightly" and backup.status == "queued" and runs[2].due_at is not None
