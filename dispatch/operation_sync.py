@@ -145,6 +145,19 @@ class OperationSync:
             for operation_id in operation_ids:
                 operation_actions.heartbeat(tx, operation_id, flow_run_id)
 
+    def idle_sends(self, tenant: str) -> list[tuple[str, str]]:
+        """(operation id, flow run id) of sent, due operations no worker claimed within a lease."""
+        with self.factory.open(tenant).reader() as tx:
+            return [
+                (op.id, op.flow_run_id)
+                for op in operation_actions.idle_sends(tx, self.settings.lease_seconds)
+                if op.flow_run_id
+            ]
+
+    def resend(self, tenant: str, operation_ids: list[str]) -> None:
+        with self.factory.open(tenant).transaction() as tx:
+            operation_actions.resend(tx, operation_ids)
+
     def stale(self, tenant: str) -> tuple[list[tuple[str, str]], bool]:
         """(operation id, flow run id) of deliveries whose worker stopped renewing its lease, and
         whether the tenant has anything unsent or delivering at all."""

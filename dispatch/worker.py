@@ -468,7 +468,20 @@ class RuntimeWorker:
             log.warning(
                 "worker.lease_expired_rescheduled", tenant=tenant, operation_id=operation_id, flow_run_id=flow_run_id
             )
+        await self._resend_lost(tenant, running)
         return busy
+
+    async def _resend_lost(self, tenant: str, running: set[str]) -> None:
+        """A queued operation whose run ended in Prefect without it (its Scheduled state lost) goes out again."""
+        idle = await asyncio.to_thread(self.sync.idle_sends, tenant)
+        if not idle:
+            return
+        states = await self.gateway.run_states(sorted({run_id for _, run_id in idle}))
+        lost = [op for op, run_id in idle if run_id not in running and states.get(run_id) in _ENDED]
+        if lost:
+            await asyncio.to_thread(self.sync.resend, tenant, lost)
+            log.warning("worker.lost_send_resent", tenant=tenant, operation_ids=lost)
+            await self.relay.relay_tenant(tenant)
 
     async def _check_parked(self, tenant: str) -> None:
         """Paused and waiting runs someone cancelled in the Prefect UI: their operations end cancelled."""
@@ -510,6 +523,10 @@ async def _until(stop: asyncio.Event, work: Coroutine[Any, Any, T]) -> T | None:
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
     return None
+
+
+# Prefect states a run cannot leave by itself: a queued operation's run found in one was never started again.
+_ENDED = frozenset({"COMPLETED", "FAILED", "CANCELLED", "CRASHED"})
 
 
 def _round_robin(runs: list[FlowRun]) -> list[FlowRun]:

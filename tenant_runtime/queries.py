@@ -101,7 +101,10 @@ def _control_unsent() -> Any:
 def has_pending_delivery(tx: Session) -> bool:
     """Anything unsent (in the outbox, or a control request), being delivered, or waiting on a deadline:
     the sweeper must look again."""
-    busy = _unsent() | _control_unsent() | col(Operation.status).in_([DELIVERING, WAITING, PAUSED])
+    sent_idle = (
+        (col(Operation.status) == QUEUED) & col(Operation.sent_at).is_not(None) & col(Operation.scheduled_for).is_(None)
+    )  # sent and due: normally claimed within a poll; until then the sweeper checks its run is still Scheduled
+    busy = _unsent() | _control_unsent() | sent_idle | col(Operation.status).in_([DELIVERING, WAITING, PAUSED])
     return tx.exec(select(Operation.id).where(busy).limit(1)).first() is not None
 
 

@@ -284,6 +284,36 @@ def heartbeat(tx: Session, operation_id: str, flow_run_id: str) -> None:
         tx.add(attempt)
 
 
+def idle_sends(tx: Session, older_than_seconds: float) -> list[Operation]:
+    """Operations queued for a run that exists (sent), due, and still not claimed after ``older_than_seconds``.
+
+    A run is normally claimed within a poll of being sent; one still idle that long may have lost its
+    Scheduled state in Prefect (the sweeper asks Prefect, and re-sends only a run that ended).
+    """
+    cutoff = utcnow() - timedelta(seconds=older_than_seconds)
+    now = utcnow()
+    found = []
+    for operation in tx.exec(
+        select(Operation).where(
+            Operation.status == QUEUED, col(Operation.sent_at).is_not(None), col(Operation.flow_run_id).is_not(None)
+        )
+    ):
+        due = max(
+            (as_utc(t) for t in (operation.next_attempt_at, operation.scheduled_for) if t is not None), default=None
+        )
+        if operation.sent_at is not None and as_utc(operation.sent_at) < cutoff and (due is None or due <= now):
+            found.append(operation)
+    return found
+
+
+def resend(tx: Session, operation_ids: list[str]) -> None:
+    """Put these queued operations back in the outbox: the relay sets their run to Scheduled again."""
+    for operation in tx.exec(select(Operation).where(col(Operation.id).in_(operation_ids))):
+        if operation.status == QUEUED and operation.sent_at is not None:
+            operation.sent_at = None
+            tx.add(operation)
+
+
 def stale_deliveries(tx: Session, lease_seconds: float) -> list[Operation]:
     """Operations stuck in ``delivering`` whose running attempt's lease expired (its worker died)."""
     cutoff = utcnow() - timedelta(seconds=lease_seconds)

@@ -72,3 +72,53 @@ def test_a_sweep_is_timed_and_counts_the_tenants_it_looked_at_and_skipped(tmp_pa
     assert moved("pressroom_sweep_seconds_count") == 2
     assert moved("pressroom_sweep_tenants_total", outcome="relayed") == 1
     assert moved("pressroom_sweep_tenants_total", outcome="quiet") == 1
+
+
+def test_a_queued_operation_whose_run_ended_without_it_is_sent_again_and_one_still_scheduled_is_left(
+    tmp_path: Path,
+) -> None:
+    from datetime import timedelta
+
+    from sqlmodel import select
+
+    from dispatch.prefect_port import RunState
+    from dispatch.prefect_twin import RecordingPrefect
+    from tenant_runtime.ids import as_utc, utcnow
+    from tenant_runtime.workspace.models import Operation
+
+    settings = RuntimeSettings(data_dir=tmp_path, storage=StorageSettings(root=tmp_path / "objects"))
+    factory = WorkspaceFactory(settings, store=MemoryStore(), purger=MemoryPurger())
+    for tenant in ("lost", "waiting"):  # one publish each: nothing coalesces
+        with factory.create(tenant).transaction() as tx:
+            doc = create_document(tx, OWNER, slug="news", title="News", body="b", kind="post")
+            publish_document(tx, tenant, OWNER, doc.id)
+    dispatch = DispatchSettings(api_url="http://127.0.0.1:9/api")
+    prefect = RecordingPrefect()
+    worker = RuntimeWorker(dispatch, factory, prefect)  # type: ignore[arg-type]
+    long_ago = utcnow() - timedelta(seconds=dispatch.lease_seconds + 5)
+
+    def operation(tenant: str) -> Operation:
+        with factory.open(tenant).reader() as tx:
+            return tx.exec(select(Operation)).one()
+
+    async def sweep_after_sending() -> list[str]:
+        runs = {}
+        for tenant in ("lost", "waiting"):
+            await worker.relay.relay_tenant(tenant)
+            with factory.open(tenant).transaction() as tx:  # sent longer ago than a lease, never claimed
+                op = tx.exec(select(Operation)).one()
+                op.sent_at = long_ago
+                tx.add(op)
+                runs[tenant] = op.flow_run_id
+        # One run's Scheduled state was lost (it ended as a previous attempt's Failed): no worker would start it.
+        prefect.runs[runs["lost"]].state = RunState.FAILED
+        prefect.calls.clear()
+        await worker.sweep()
+        assert prefect.runs[runs["lost"]].state == RunState.SCHEDULED
+        assert prefect.runs[runs["waiting"]].state == RunState.SCHEDULED
+        return [call["flow_run_id"] for name, call in prefect.calls if name == "reschedule"]
+
+    rescheduled = asyncio.run(sweep_after_sending())
+    assert rescheduled == [operation("lost").flow_run_id]  # the ended run only, once
+    assert as_utc(operation("lost").sent_at) > long_ago + timedelta(seconds=1)  # sent again
+    assert as_utc(operation("waiting").sent_at) == as_utc(long_ago)  # left as it was
