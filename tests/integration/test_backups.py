@@ -229,8 +229,10 @@ def test_a_worker_killed_mid_backup_and_mid_import_resumes_each_with_no_duplicat
     api, logs = f"/api/tenants/{tenant.slug}", tmp_path / "workers"
 
     backup = room.api.post(f"{api}/backups", json={"confirm": True}, headers=tenant.headers).json()
-    _kill_parked(WorkerProcess(room, [tenant.slug], logs, park=f"{tenant.slug}:copy_objects"), "copy_objects")
-    resumer = WorkerProcess(room, [tenant.slug], logs, park=f"{tenant.slug}:place_objects")
+    _kill_parked(
+        WorkerProcess(room, [tenant.slug], logs, park={tenant.slug: "copy_objects"}), tenant.slug, "copy_objects"
+    )
+    resumer = WorkerProcess(room, [tenant.slug], logs, park={tenant.slug: "place_objects"})
     try:
         done = room.wait_operation(tenant, backup["operation_id"], timeout=90)
         assert done["status"] == "succeeded", done
@@ -256,7 +258,7 @@ def test_a_worker_killed_mid_backup_and_mid_import_resumes_each_with_no_duplicat
         ref = {"tenant": tenant.slug, "id": backup["backup_id"]}
         imported = room.api.post(f"{api}/imports", json={"backup": ref, "confirm": True}, headers=tenant.headers)
         assert imported.status_code == 202, imported.text
-        _kill_parked(resumer, "place_objects")
+        _kill_parked(resumer, tenant.slug, "place_objects")
     finally:
         resumer.stop()
     last = WorkerProcess(room, [tenant.slug], logs)
@@ -279,9 +281,9 @@ def test_a_worker_killed_mid_backup_and_mid_import_resumes_each_with_no_duplicat
     assert site == keys  # every object once, the later one removed
 
 
-def _kill_parked(worker: WorkerProcess, step: str) -> None:
+def _kill_parked(worker: WorkerProcess, tenant: str, step: str) -> None:
     try:
-        assert worker.wait_parked() == step
+        assert worker.wait_parked([tenant]) == {tenant: step}
         worker.kill9()
     finally:
         worker.stop()
