@@ -134,6 +134,7 @@ def _fan_out(root: Path, tenants: int) -> dict[str, float]:
     slugs = list_tenants(settings)
     spec = chores.CHORES["export_backup"]
     fresh = WorkspaceFactory(settings)  # nothing opened yet, as on a worker's first fire
+    load_before = os.getloadavg()[0]
     cpu, t0 = time.process_time(), time.monotonic()
     done = chores.fan_out_tenants(settings, fresh.open, slugs, spec, FIRE, FIRE + timedelta(seconds=1))
     seconds, cpu = time.monotonic() - t0, time.process_time() - cpu
@@ -163,6 +164,8 @@ def _fan_out(root: Path, tenants: int) -> dict[str, float]:
         "floor_seconds": round(floor, 3),
         "floor_rate_per_s": round(tenants / floor, 1),
         "floor_cpu_ms_per_tenant": round(1000 * floor_cpu / tenants, 3),
+        # The machine's 1-minute load around the three passes (2 shared cores: wall time is CPU only when low).
+        "loadavg_1m": [round(load_before, 2), round(os.getloadavg()[0], 2)],
     }
 
 
