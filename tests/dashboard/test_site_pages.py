@@ -142,7 +142,7 @@ def test_an_editor_sees_retention_but_cannot_change_it_or_sweep_media(dashboard:
 def test_the_trash_states_the_media_policy_and_an_owner_sweeps_it_when_confirmed(dashboard: Dashboard) -> None:
     browser = dashboard.browser(dashboard.tenant("acme"))
     trash = browser.get("/dashboard/sites/acme/media?state=deleted")
-    assert 'id="media-policy"' in trash.text and "Sweep the trash now" in trash.text
+    assert 'id="library-policy"' in trash.text and "Sweep the trash now" in trash.text
     policy = dashboard.services.media.policy(OPERATOR, "acme")
     assert f"restored for {policy.retention_days} days" in trash.text
 
