@@ -96,7 +96,12 @@ class Doorbell:
                 return self
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
             sock.setblocking(False)
-            sock.bind(os.fspath(path))
+            try:
+                sock.bind(os.fspath(path))
+            except FileNotFoundError:  # a stand-in directory removed by the last bell leaving it: once more
+                if not _usable(self.directory):
+                    raise
+                sock.bind(os.fspath(path))
         except OSError as exc:
             log.warning("doorbell.unavailable", path=str(path), error=str(exc), fallback="poll")
             return self
@@ -116,6 +121,9 @@ class Doorbell:
             with contextlib.suppress(FileNotFoundError):
                 self.path.unlink()
             self.path = None
+            if self.directory.name != DIRECTORY:  # a stand-in in the shared temp dir: the last bell takes it away
+                with contextlib.suppress(OSError):
+                    self.directory.rmdir()
 
     async def wait(self, timeout: float) -> bool:
         """Until rung (True) or ``timeout`` seconds (False); a ring since the last wait returns at once."""
