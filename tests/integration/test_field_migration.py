@@ -1,4 +1,5 @@
-"""migrate_field on the real stack: API → outbox → relay → Prefect run in a real worker process, killed mid-way."""
+"""migrate_field on the real stack: API → outbox → relay → Prefect run in a real worker process, killed mid-way
+(a type change, then a rename, over 5,000 documents)."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ from tests.fixtures.stack import Pressroom
 from tests.fixtures.worker_process import WorkerProcess
 
 pytestmark = pytest.mark.integration
-DOCUMENTS = 3000  # 15 batches of 200 per pass: keeps the test under a minute here (54 s call; 5,000 not timed)
-BAD = (7, 1500, 2999)  # "n/a": cannot become a number
+DOCUMENTS = 5000  # the issue's figure: 25 batches of 200 per pass
+BAD = (7, 2500, 4999)  # "n/a": cannot become a number
 
 
 def _define_score(ws: Workspace, tenant: str) -> None:
@@ -53,7 +54,17 @@ def _to_number(room: Pressroom, tenant_headers: dict[str, str], api: str) -> str
     return str(queued.json()["operation_id"])
 
 
-def test_a_type_change_over_thousands_of_documents_killed_mid_way_converts_each_once_and_switches_at_the_end(
+def _wait_a_third_converted(ws: Workspace, migration_id: str) -> None:
+    deadline = time.monotonic() + 120
+    while True:
+        running = _migration(ws, migration_id)
+        if running.phase == "apply" and running.converted >= DOCUMENTS // 3:
+            return
+        assert running.phase in ("check", "apply") and time.monotonic() < deadline, running
+        time.sleep(0.01)
+
+
+def test_a_type_change_and_a_rename_over_thousands_of_documents_killed_mid_way_convert_each_once(
     pressroom_fs: Pressroom, tmp_path: Path
 ) -> None:
     """A type change with unconvertible values fails listing them (definition unchanged); once they are fixed,
@@ -95,13 +106,7 @@ def test_a_type_change_over_thousands_of_documents_killed_mid_way_converts_each_
             for n in BAD:
                 update_document(tx, owner, ids[n], expected_version=1, fields={"score": str(n)})
         migration_id = _to_number(room, tenant.headers, api)
-        deadline = time.monotonic() + 90
-        while True:
-            running = _migration(ws, migration_id)
-            if running.phase == "apply" and running.converted >= DOCUMENTS // 3:
-                break
-            assert running.phase in ("check", "apply") and time.monotonic() < deadline, running
-            time.sleep(0.01)
+        _wait_a_third_converted(ws, migration_id)
         first.kill9()
     finally:
         first.stop()
@@ -139,4 +144,41 @@ def test_a_type_change_over_thousands_of_documents_killed_mid_way_converts_each_
     with ws.reader() as tx:
         converted = {d.slug: d.fields["score"] for d in tx.exec(select(Document))}
     assert converted == {f"doc-{n:04d}": n for n in range(DOCUMENTS)}
-    print(f"seeded {DOCUMENTS} documents in {seeded:.1f} s; killed at {at_kill.converted} converted")
+
+    # 3. A rename of the same field over every document, killed the same way, resumed from its cursor.
+    renamer = WorkerProcess(room, [tenant.slug], logs)
+    try:
+        renamed = room.api.post(
+            f"{api}/fields/migrations",
+            json={"kind": "post", "change": "rename", "field": "score", "to": "points", "confirm": True},
+            headers=tenant.headers,
+        )
+        assert renamed.status_code == 202, renamed.text
+        rename_id = str(renamed.json()["operation_id"])
+        _wait_a_third_converted(ws, rename_id)
+        renamer.kill9()
+    finally:
+        renamer.stop()
+    before_resume = Counter(renamer.executions(tenant.slug))
+    at_rename_kill = _migration(ws, rename_id)
+    assert 0 < at_rename_kill.converted < DOCUMENTS, "the rename finished before the kill"
+    assert _definition(ws).name == "score"  # not switched mid-way
+    resumer = WorkerProcess(room, [tenant.slug], logs)
+    try:
+        done = room.wait_operation(tenant, rename_id, timeout=120)
+        assert done["status"] == "succeeded", done
+        assert [a["number"] for a in done["attempts"]] == [1, 2]
+        after = Counter(resumer.executions(tenant.slug))
+    finally:
+        resumer.stop()
+    resumed = after - before_resume
+    assert resumed["apply_batch"] == (DOCUMENTS - at_rename_kill.converted) // 200 + 1  # from the cursor on
+    assert resumed["finish_migration"] == 1
+    final = _migration(ws, rename_id)
+    assert (final.phase, final.converted) == ("done", DOCUMENTS)  # each document once
+    definition = _definition(ws)
+    assert (definition.name, definition.type, definition.status) == ("points", "number", "active")
+    with ws.reader() as tx:
+        moved = {d.slug: d.fields for d in tx.exec(select(Document))}
+    assert moved == {f"doc-{n:04d}": {"points": n} for n in range(DOCUMENTS)}
+    print(f"seeded {DOCUMENTS} in {seeded:.1f} s; killed at {at_kill.converted}, {at_rename_kill.converted} converted")
