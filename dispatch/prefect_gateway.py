@@ -32,7 +32,7 @@ from prefect.client.schemas.filters import (
     WorkQueueFilterName,
 )
 from prefect.client.schemas.objects import FlowRun, StateType
-from prefect.client.schemas.responses import SetStateStatus
+from prefect.client.schemas.responses import OrchestrationResult, SetStateStatus
 from prefect.client.schemas.schedules import CronSchedule
 from prefect.client.schemas.sorting import FlowRunSort
 from prefect.exceptions import ObjectAlreadyExists, ObjectNotFound
@@ -310,17 +310,18 @@ class PrefectGateway:
     async def set_state(
         self, flow_run_id: str | UUID, state: RunState, *, message: str | None = None, force: bool = False
     ) -> bool:
+        return (await self._propose(flow_run_id, state, message, force)).status == SetStateStatus.ACCEPT
+
+    async def _propose(
+        self, flow_run_id: str | UUID, state: RunState, message: str | None, force: bool
+    ) -> OrchestrationResult[Any]:
         async with self._call() as client:
-            result = await client.set_flow_run_state(flow_run_id, _state(state, message), force=force)
-        return result.status == SetStateStatus.ACCEPT
+            return await client.set_flow_run_state(flow_run_id, _state(state, message), force=force)
 
     # --- run control (dispatch/run_control.py) ---------------------------------------------------------
 
     async def suspend(self, flow_run_id: str, *, force: bool = False) -> bool:
-        async with self._call() as client:
-            result = await client.set_flow_run_state(
-                flow_run_id, _state(RunState.PAUSED, "paused by Pressroom"), force=force
-            )
+        result = await self._propose(flow_run_id, RunState.PAUSED, "paused by Pressroom", force)
         if result.status != SetStateStatus.ACCEPT:
             return False
         # The engine hears of a suspension from its observer's event subscription, which a loaded

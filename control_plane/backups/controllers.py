@@ -13,6 +13,16 @@ from control_plane.backups.schemas import BackupOut, BackupRequest, ImportReques
 from control_plane.container import Services
 from control_plane.http.params import IdempotencyKey, Limit, Offset
 from control_plane.http.responses import respond
+from tenant_runtime.lifecycle.download import Download
+
+
+def tar_stream(found: Download) -> Stream:
+    """A backup streamed as one tar attachment (the API's download and the dashboard's)."""
+    headers = {
+        "content-disposition": f'attachment; filename="{found.filename}"',
+        "x-content-type-options": "nosniff",
+    }
+    return Stream(found.chunks(), media_type="application/x-tar", headers=headers)
 
 
 class BackupController(Controller):
@@ -49,12 +59,7 @@ class BackupController(Controller):
     def download_backup(self, tenant: str, backup_id: str, principal: Principal, services: Services) -> Stream:
         """The whole backup as one tar streamed from the store (manifest first, then every part it vouches for),
         each part checked against the manifest on the way (site.admin)."""
-        found = services.backups.download(principal, tenant, backup_id)
-        headers = {
-            "content-disposition": f'attachment; filename="{found.filename}"',
-            "x-content-type-options": "nosniff",
-        }
-        return Stream(found.chunks(), media_type="application/x-tar", headers=headers)
+        return tar_stream(services.backups.download(principal, tenant, backup_id))
 
     @get("/{backup_id:str}", sync_to_thread=True)
     def read_backup(self, tenant: str, backup_id: str, principal: Principal, services: Services) -> BackupOut:

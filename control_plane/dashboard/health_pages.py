@@ -14,6 +14,7 @@ from litestar import Controller, Request, Response, get, post
 from litestar.response import Stream
 
 from control_plane.auth import Principal
+from control_plane.backups.controllers import tar_stream
 from control_plane.container import Services
 from control_plane.dashboard.commands import command_redirect
 from control_plane.dashboard.context import site_for
@@ -111,12 +112,7 @@ class HealthPages(Controller):
     @get("/backups/{backup_id:str}/download", sync_to_thread=True)
     def download(self, tenant: str, backup_id: str, signed_in: Principal, services: Services) -> Stream:
         """The backup as one tar, streamed from the store and checked part by part as the API streams it."""
-        found = services.backups.download(signed_in, tenant, backup_id)
-        headers = {
-            "content-disposition": f'attachment; filename="{found.filename}"',
-            "x-content-type-options": "nosniff",
-        }
-        return Stream(found.chunks(), media_type="application/x-tar", headers=headers)
+        return tar_stream(services.backups.download(signed_in, tenant, backup_id))
 
     @get("/restore", sync_to_thread=True)
     def restore_preview(

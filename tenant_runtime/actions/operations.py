@@ -290,8 +290,8 @@ def idle_sends(tx: Session, older_than_seconds: float) -> list[Operation]:
     A run is normally claimed within a poll of being sent; one still idle that long may have lost its
     Scheduled state in Prefect (the sweeper asks Prefect, and re-sends only a run that ended).
     """
-    cutoff = utcnow() - timedelta(seconds=older_than_seconds)
     now = utcnow()
+    cutoff = now - timedelta(seconds=older_than_seconds)
     found = []
     for operation in tx.exec(
         select(Operation).where(

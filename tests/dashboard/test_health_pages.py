@@ -4,6 +4,9 @@ started, and a restore shown as a dry run before its confirmation — by role an
 
 from __future__ import annotations
 
+import io
+import json
+import tarfile
 from datetime import UTC, datetime, timedelta
 
 from sqlmodel import select
@@ -13,6 +16,7 @@ from tenant_runtime.workflows import Carried
 from tenant_runtime.workspace.lifecycle_models import Backup, EntityHistory
 from tests.dashboard.conftest import Dashboard
 from tests.dashboard.test_dashboard import DOC, _flash
+from tests.tenant_runtime.lifecycle.helpers import write_backup
 
 S = "/dashboard/sites/acme"
 
@@ -164,12 +168,6 @@ def test_a_good_backup_is_imported_from_the_health_page_after_confirming(dashboa
 
 
 def test_an_owner_downloads_a_written_backup_as_a_tar_and_an_editor_cannot(dashboard: Dashboard) -> None:
-    import io
-    import json
-    import tarfile
-
-    from tests.tenant_runtime.lifecycle.helpers import write_backup
-
     owner = dashboard.browser(dashboard.tenant("acme"))
     owner.get("/dashboard/sites/acme/health")
     owner.post("/dashboard/sites/acme/health/backup", {"confirm": "yes"})
