@@ -37,7 +37,13 @@ FULL_VALUES = {
     "shards": [{"name": "shard-a", "platform": True}, {"name": "b"}],
     "defaultShard": "b",
     "ingress": {"enabled": True, "controlPlaneHost": "cp.example.com", "siteHost": "sites.example.com"},
+    "metrics": {
+        "serviceMonitor": {"enabled": True, "labels": {"release": "kube-prometheus-stack"}},
+        "scrapeFrom": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}],
+    },
 }
+# Kinds of a CRD kubernetes-validate has no schema for; each is checked against its operator's types below.
+CRD_API_GROUPS = ("monitoring.coreos.com/",)
 
 
 @dataclass
@@ -53,6 +59,10 @@ class Rendered:
 
     def of_kind(self, *kinds: str) -> list[dict[str, Any]]:
         return [obj for obj in self.objects if obj["kind"] in kinds]
+
+    def core(self) -> list[dict[str, Any]]:
+        """The objects of Kubernetes' own APIs (not of a CRD)."""
+        return [obj for obj in self.objects if not obj["apiVersion"].startswith(CRD_API_GROUPS)]
 
 
 def helm(helm_binary: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -118,9 +128,10 @@ def test_rendered_manifests_validate_strictly(rendered: Rendered, version: str) 
     validator = Path(sys.executable).parent / "kubernetes-validate"
     if not validator.exists():
         pytest.fail(f"{validator} is missing: install the dev extras (`make install`)", pytrace=False)
+    core = rendered.core()
     result = subprocess.run(
         [str(validator), "--strict", "-k", version, "-"],
-        input=rendered.text,
+        input=yaml.safe_dump_all(core),
         capture_output=True,
         text=True,
         timeout=120,
@@ -130,7 +141,7 @@ def test_rendered_manifests_validate_strictly(rendered: Rendered, version: str) 
     assert result.returncode == 0, result.stdout + result.stderr
     # A kind without a schema is only a WARN (exit 0): demand a pass for every object.
     assert [line for line in lines if not line.startswith("INFO")] == []
-    assert sum("passed for resource" in line for line in lines) == len(rendered.objects)
+    assert sum("passed for resource" in line for line in lines) == len(core)
 
 
 def test_default_values_render_every_component(default_render: Rendered) -> None:
@@ -258,11 +269,14 @@ def test_network_policies_say_who_may_talk_to_whom(full_render: Rendered) -> Non
         policy = full_render.get("NetworkPolicy", name)
         return {
             peer["podSelector"]["matchLabels"]["app.kubernetes.io/component"]
+            if "podSelector" in peer
+            else "namespace:" + peer["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"]
             for rule in policy["spec"]["ingress"]
             for peer in rule["from"]
         }
 
-    assert sources(f"{PREFIX}-shard-b") == {"control-plane"}  # not the site, not another shard
+    # Not the site, not another shard; Prometheus' namespace only because metrics.scrapeFrom names it.
+    assert sources(f"{PREFIX}-shard-b") == {"control-plane", "namespace:monitoring"}
     assert sources(f"{PREFIX}-postgresql") == {"control-plane", "migrate", "prefect"}  # never a runtime or the site
     assert sources(f"{PREFIX}-prefect") == {"control-plane", "migrate", "shard-shard-a", "shard-b"}
     selected = full_render.get("NetworkPolicy", f"{PREFIX}-shard-b")["spec"]["podSelector"]["matchLabels"]
@@ -421,12 +435,128 @@ def test_control_plane_has_a_disruption_budget_and_a_service_account(default_ren
         ),
         ('auth.purgeSecret=a"b', "auth.purgeSecret may only hold"),
         ('varnish.enabled=true,varnish.purgeAllowedCidrs={evil"}', "is not an IP address or CIDR"),
+        ("metrics.token=short", "metrics.token must be at least 16 characters"),
     ],
 )
 def test_bad_values_fail_with_a_message(helm_binary: Path, setting: str, message: str) -> None:
     result = helm(helm_binary, "template", RELEASE, str(CHART), "--set", setting, check=False)
     assert result.returncode != 0
     assert message in result.stderr
+
+
+# --- Prometheus ---------------------------------------------------------------------------------
+
+
+def test_the_control_plane_and_every_runtime_carry_scrape_annotations_for_their_own_port(
+    full_render: Rendered,
+) -> None:
+    for kind, name in (
+        ("Deployment", f"{PREFIX}-control-plane"),
+        ("StatefulSet", f"{PREFIX}-shard-shard-a"),
+        ("StatefulSet", f"{PREFIX}-shard-b"),
+    ):
+        workload = full_render.get(kind, name)
+        annotations = workload["spec"]["template"]["metadata"]["annotations"]
+        [port] = main_container(workload)["ports"]
+        assert annotations["prometheus.io/scrape"] == "true", name
+        assert annotations["prometheus.io/port"] == str(port["containerPort"]), name
+        assert annotations["prometheus.io/path"] == "/metrics", name
+    for name in (f"{PREFIX}-site", f"{PREFIX}-prefect", f"{PREFIX}-varnish"):  # they serve no /metrics of ours
+        assert "prometheus.io/scrape" not in full_render.get("Deployment", name)["spec"]["template"]["metadata"].get(
+            "annotations", {}
+        )
+
+
+def test_the_scrape_token_reaches_only_the_control_plane_and_its_settings_accept_it(full_render: Rendered) -> None:
+    from control_plane.settings import ControlPlaneSettings
+
+    secret = full_render.get("Secret", f"{PREFIX}-metrics")
+    token = base64.b64decode(secret["data"]["PRESSROOM_METRICS_TOKEN"]).decode()
+    control = container_env(main_container(full_render.get("Deployment", f"{PREFIX}-control-plane")))
+    assert control["PRESSROOM_METRICS_TOKEN"] == {
+        "secretKeyRef": {"name": f"{PREFIX}-metrics", "key": "PRESSROOM_METRICS_TOKEN"}
+    }
+    settings = ControlPlaneSettings.from_env({"PRESSROOM_METRICS_TOKEN": token})
+    assert settings.metrics_token is not None and settings.metrics_token.get_secret_value() == token
+    for kind, name in (
+        ("StatefulSet", f"{PREFIX}-shard-b"),
+        ("Deployment", f"{PREFIX}-site"),
+        ("Deployment", f"{PREFIX}-prefect"),
+    ):
+        assert "PRESSROOM_METRICS_TOKEN" not in container_env(main_container(full_render.get(kind, name))), name
+
+
+def _service_monitor(obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj`` read as the Prometheus Operator's ServiceMonitor type and written back (unknown fields are dropped)."""
+    from cloudcoil.models.prometheus_operator.v1 import ServiceMonitor
+
+    model = ServiceMonitor.model_validate(obj)
+    return model.model_dump(by_alias=True, exclude_unset=True, mode="json")  # type: ignore[no-any-return]
+
+
+def test_service_monitors_are_valid_and_select_the_services_that_serve_metrics(full_render: Rendered) -> None:
+    monitors = {m["metadata"]["name"]: m for m in full_render.of_kind("ServiceMonitor")}
+    assert sorted(monitors) == [f"{PREFIX}-control-plane", f"{PREFIX}-runtimes"]
+    for monitor in monitors.values():
+        assert monitor["apiVersion"] == "monitoring.coreos.com/v1"
+        # Every field the chart writes is one of the CRD's: the round trip through its types loses nothing.
+        assert _service_monitor(monitor) == monitor
+        assert monitor["metadata"]["labels"]["release"] == "kube-prometheus-stack"
+
+    def selected(monitor: dict[str, Any]) -> list[str]:
+        wanted = monitor["spec"]["selector"]["matchLabels"].items()
+        return sorted(
+            svc["metadata"]["name"]
+            for svc in full_render.of_kind("Service")
+            if wanted <= svc["metadata"]["labels"].items()
+        )
+
+    control, runtimes = monitors[f"{PREFIX}-control-plane"], monitors[f"{PREFIX}-runtimes"]
+    assert selected(control) == [f"{PREFIX}-control-plane"]
+    assert selected(runtimes) == [f"{PREFIX}-shard-b", f"{PREFIX}-shard-shard-a"]
+    [endpoint] = control["spec"]["endpoints"]
+    assert (endpoint["port"], endpoint["path"]) == ("http", "/metrics")
+    assert endpoint["authorization"] == {
+        "type": "Bearer",
+        "credentials": {"name": f"{PREFIX}-metrics", "key": "PRESSROOM_METRICS_TOKEN"},
+    }
+    [endpoint] = runtimes["spec"]["endpoints"]
+    assert (endpoint["port"], endpoint["path"]) == ("http", "/metrics") and "authorization" not in endpoint
+    assert runtimes["spec"]["targetLabels"] == ["pressroom.io/shard"]
+    assert full_render.get("Service", f"{PREFIX}-shard-b")["metadata"]["labels"]["pressroom.io/shard"] == "b"
+
+
+def test_a_service_monitor_field_the_crd_lacks_would_be_caught(full_render: Rendered) -> None:
+    monitor = full_render.get("ServiceMonitor", f"{PREFIX}-runtimes")
+    wrong = {**monitor, "spec": {**monitor["spec"], "endpoints": [{"port": "http", "pth": "/metrics"}]}}
+    assert _service_monitor(wrong) != wrong
+
+
+def test_metrics_defaults_and_switches(default_render: Rendered, helm_binary: Path) -> None:
+    assert not default_render.of_kind("ServiceMonitor")  # needs the operator's CRDs: opt-in
+    assert default_render.get("Secret", f"{PREFIX}-metrics")
+    policy = default_render.get("NetworkPolicy", f"{PREFIX}-shard-default")
+    assert len(policy["spec"]["ingress"]) == 1  # only the control plane until metrics.scrapeFrom names Prometheus
+    given = render(
+        helm_binary,
+        "--set",
+        "metrics.existingSecret=monitoring-token",
+        "--set",
+        "metrics.existingSecretKey=token",
+        "--set",
+        "metrics.serviceMonitor.enabled=true",
+    )
+    assert not [s for s in given.of_kind("Secret") if s["metadata"]["name"].endswith("-metrics")]
+    control = container_env(main_container(given.get("Deployment", f"{PREFIX}-control-plane")))
+    assert control["PRESSROOM_METRICS_TOKEN"] == {"secretKeyRef": {"name": "monitoring-token", "key": "token"}}
+    [endpoint] = given.get("ServiceMonitor", f"{PREFIX}-control-plane")["spec"]["endpoints"]
+    assert endpoint["authorization"]["credentials"] == {"name": "monitoring-token", "key": "token"}
+    off = render(helm_binary, "--set", "metrics.enabled=false")
+    assert not off.of_kind("ServiceMonitor")
+    assert not [s for s in off.of_kind("Secret") if s["metadata"]["name"].endswith("-metrics")]
+    workload = off.get("Deployment", f"{PREFIX}-control-plane")
+    assert "PRESSROOM_METRICS_TOKEN" not in container_env(main_container(workload))
+    assert "prometheus.io/scrape" not in workload["spec"]["template"]["metadata"]["annotations"]
 
 
 # --- the Varnish configuration ---------------------------------------------------------------

@@ -68,6 +68,10 @@ helm.sh/chart: {{ printf "%s-%s" .ctx.Chart.Name .ctx.Chart.Version | replace "+
 {{- default (printf "%s-auth" (include "pressroom.fullname" .)) .Values.auth.existingSecret }}
 {{- end }}
 
+{{- define "pressroom.metricsSecret" -}}
+{{- default (printf "%s-metrics" (include "pressroom.fullname" .)) .Values.metrics.existingSecret }}
+{{- end }}
+
 {{- define "pressroom.postgresqlHost" -}}
 {{- printf "%s-postgresql" (include "pressroom.fullname" .) }}
 {{- end }}
@@ -125,6 +129,13 @@ helm.sh/chart: {{ printf "%s-%s" .ctx.Chart.Name .ctx.Chart.Version | replace "+
     secretKeyRef:
       name: {{ include "pressroom.authSecret" $ctx }}
       key: PRESSROOM_OPERATOR_TOKEN
+{{- end }}
+{{- if and (has "metrics" .needs) $ctx.Values.metrics.enabled }}
+- name: PRESSROOM_METRICS_TOKEN
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "pressroom.metricsSecret" $ctx }}
+      key: {{ $ctx.Values.metrics.existingSecretKey }}
 {{- end }}
 {{- if has "purge" .needs }}
 - name: PRESSROOM_PURGE_SECRET
@@ -189,7 +200,8 @@ affinity:
      Call with (dict "ctx" $ "component" NAME "args" LIST "port" PORT-or-nil "needs" LIST
                      "resources" MAP "scheduling" MAP), and optionally "env" (a YAML list of
      further env entries), "data" ("none": no data volume; "readOnly": all of it, read-only;
-     else a subPath of the volume, e.g. "shards/a", the only part the pod sees). */}}
+     else a subPath of the volume, e.g. "shards/a", the only part the pod sees), "metrics"
+     (true: the process serves /metrics on its port; it gets the prometheus.io annotations). */}}
 {{- define "pressroom.podTemplate" -}}
 {{- $ctx := .ctx -}}
 metadata:
@@ -197,6 +209,11 @@ metadata:
     {{- include "pressroom.labels" (dict "ctx" $ctx "component" .component) | nindent 4 }}
   annotations:
     checksum/config: {{ include (print $ctx.Template.BasePath "/configmap.yaml") $ctx | sha256sum }}
+    {{- if and .metrics .port $ctx.Values.metrics.enabled $ctx.Values.metrics.podAnnotations }}
+    prometheus.io/scrape: "true"
+    prometheus.io/port: {{ .port | quote }}
+    prometheus.io/path: /metrics
+    {{- end }}
 spec:
   serviceAccountName: {{ include "pressroom.serviceAccountName" $ctx }}
   automountServiceAccountToken: {{ $ctx.Values.serviceAccount.automountToken }}
