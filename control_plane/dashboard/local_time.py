@@ -1,7 +1,8 @@
 """Dates in the site's timezone: what an editor types (a wall-clock time there) and what pages show.
 
 Stored and sent instants are UTC; the dashboard shows them in the site's timezone with
-the UTC instant beside, and reads a typed ``YYYY-MM-DDTHH:MM`` as a wall-clock time in
+the UTC instant beside, and reads a typed ``YYYY-MM-DDTHH:MM`` (or ``…:SS``: the scheduling
+fields step by the second, so a publish can be a few seconds ahead) as a wall-clock time in
 that timezone. A time that does not exist there (the hour skipped when clocks go
 forward) is refused; one that happens twice (clocks go back) is the first of the two,
 and the UTC instant shown beside it says which.
@@ -16,6 +17,7 @@ from tenant_runtime.actions.releases import MAX_SCHEDULE_AHEAD
 from tenant_runtime.errors import InvalidSchedule
 
 LOCAL_INPUT = "%Y-%m-%dT%H:%M"  # what <input type="datetime-local"> sends
+LOCAL_INPUT_SECONDS = "%Y-%m-%dT%H:%M:%S"  # what it sends with step="1" when the seconds are not 0
 
 
 def zone(name: str) -> ZoneInfo:
@@ -32,11 +34,12 @@ def local_and_utc(value: datetime | None, tz: str) -> str:
         return "—"
     local = value.astimezone(zone(tz))
     utc = value.astimezone(UTC)
+    clock = "%H:%M:%S" if utc.second else "%H:%M"  # a time picked to the second says its seconds
     if tz == "UTC":
-        return utc.strftime("%Y-%m-%d %H:%M UTC")
+        return utc.strftime(f"%Y-%m-%d {clock} UTC")
     same_day = local.date() == utc.date()
-    beside = utc.strftime("%H:%M UTC" if same_day else "%Y-%m-%d %H:%M UTC")
-    return f"{local.strftime('%Y-%m-%d %H:%M')} {tz} ({beside})"
+    beside = utc.strftime(f"{clock} UTC" if same_day else f"%Y-%m-%d {clock} UTC")
+    return f"{local.strftime(f'%Y-%m-%d {clock}')} {tz} ({beside})"
 
 
 def to_input(value: datetime, tz: str) -> str:
@@ -47,8 +50,12 @@ def to_input(value: datetime, tz: str) -> str:
 def wall_clock(text: str, tz: str, *, field: str = "publish_at") -> datetime:
     """A wall-clock time typed in the site's timezone → the UTC instant; refuses one that does not exist there."""
     raw = text.strip()
+    with_seconds = len(raw) >= 19 and raw[16] == ":"
     try:
-        naive = datetime.strptime(raw[:16], LOCAL_INPUT) if len(raw) >= 16 else None
+        if with_seconds:
+            naive: datetime | None = datetime.strptime(raw[:19], LOCAL_INPUT_SECONDS)
+        else:
+            naive = datetime.strptime(raw[:16], LOCAL_INPUT) if len(raw) >= 16 else None
     except ValueError:
         naive = None
     if naive is None:
@@ -81,9 +88,20 @@ def parse_local(text: str, tz: str, *, now: datetime | None = None) -> datetime:
 
 
 def bounds(tz: str, *, now: datetime | None = None) -> tuple[str, str]:
-    """The ``min`` and ``max`` of the datetime-local field (a hint; the server checks again)."""
+    """The ``min`` and ``max`` of the datetime-local field (a hint; the server checks again): from the next
+    second (a field that steps by the second may schedule a few seconds ahead) to 90 days ahead."""
     now = now or datetime.now(UTC)
-    return to_input(now + timedelta(minutes=1), tz), to_input(now + MAX_SCHEDULE_AHEAD, tz)
+    earliest = (now + timedelta(seconds=1)).astimezone(zone(tz)).strftime(LOCAL_INPUT_SECONDS)
+    return earliest, to_input(now + MAX_SCHEDULE_AHEAD, tz)
 
 
-__all__ = ["LOCAL_INPUT", "bounds", "local_and_utc", "parse_local", "to_input", "wall_clock", "zone"]
+__all__ = [
+    "LOCAL_INPUT",
+    "LOCAL_INPUT_SECONDS",
+    "bounds",
+    "local_and_utc",
+    "parse_local",
+    "to_input",
+    "wall_clock",
+    "zone",
+]

@@ -48,6 +48,20 @@ def controls_of(op: OperationOut) -> dict[str, Any]:
     }
 
 
+def actions_key(op: OperationOut, controls: dict[str, Any]) -> str:
+    """What the page's actions offer, in a word: its poll gets them again only when this changes."""
+    offered = sorted(name for name, on in controls.items() if on is True)
+    return ".".join([op.status, *offered])
+
+
+def poll_seconds(status: str) -> int | None:
+    """How often an open operation page looks again: every second while it runs, every few while it is
+    paused (someone may resume it), every 15 s while scheduled (it may fire), never once it has ended."""
+    if status in TERMINAL:
+        return None
+    return {SCHEDULED: 15, PAUSED: 5}.get(status, 1)
+
+
 def events(op: OperationOut) -> list[dict[str, Any]]:
     """The operation's timeline, oldest first: created, scheduled, each attempt's start and end, finished."""
     found: list[dict[str, Any]] = [{"at": op.created_at, "what": "created", "detail": f"{op.kind} ({op.workflow})"}]
@@ -107,12 +121,22 @@ class OperationPages(Controller):
 
     @get("/{operation_id:str}")
     async def operation(
-        self, request: Request[Any, Any, Any], tenant: str, operation_id: str, signed_in: Principal, services: Services
+        self,
+        request: Request[Any, Any, Any],
+        tenant: str,
+        operation_id: str,
+        signed_in: Principal,
+        services: Services,
+        actions: Annotated[str | None, Parameter(max_length=200)] = None,
     ) -> Response[str]:
         """One operation: its facts, its steps (from Prefect's task runs), its events, its run in the Prefect
-        UI, and what can be done with it."""
+        UI, and what can be done with it. The page's poll sends the actions it shows (``actions``): they are
+        left out of the answer while unchanged."""
         described = await services.operations.describe(signed_in, tenant, operation_id)
-        return await asyncio.to_thread(self._detail, request, services, signed_in, tenant, operation_id, op=described)
+        polled = actions if request.headers.get("HX-Request") == "true" else None
+        return await asyncio.to_thread(
+            self._detail, request, services, signed_in, tenant, operation_id, op=described, polled=polled
+        )
 
     @post("/{operation_id:str}/control", sync_to_thread=True)
     def control(
@@ -303,8 +327,11 @@ class OperationPages(Controller):
         errors: list[dict[str, Any]] | None = None,
         status: int | None = None,
         op: OperationOut | None = None,
+        polled: str | None = None,
     ) -> Response[str]:
         op = op or services.operations.get(principal, tenant, operation_id)
+        controls = controls_of(op)
+        key = actions_key(op, controls)
         settings = services.site.settings(principal, tenant)
         release = (
             services.operations.release_contents(principal, tenant, operation_id) if op.kind == "release" else None
@@ -324,8 +351,10 @@ class OperationPages(Controller):
             events=events(op),
             retryable=RETRYABLE,
             terminal=TERMINAL,
-            controls=controls_of(op),
-            live=op.status not in TERMINAL and op.status not in (SCHEDULED, PAUSED),
+            controls=controls,
+            actions_key=key,
+            show_actions=polled != key,
+            poll=poll_seconds(op.status),
             at=default_at if at is None else at,
             field_error=field_error,
             earliest=earliest,
@@ -334,4 +363,4 @@ class OperationPages(Controller):
         )
 
 
-__all__ = ["OperationPages", "events"]
+__all__ = ["OperationPages", "actions_key", "events", "poll_seconds"]
