@@ -18,8 +18,9 @@ SUITE_NAMES = (
     "scheduled_backlog",
 )
 # Run only when asked for (--suite NAME): whatif* measure proposed core changes patched in-process;
-# brief_intake measures the brief API (issue 13); backup_import backups, imports and the nightly fan-out (issue 11).
-EXTRA_SUITES = ("whatif", "whatif_fairness", "brief_intake", "backup_import")
+# brief_intake measures the brief API (issue 13); backup_import backups, imports and the nightly fan-out (issue 11);
+# scale how costs grow with tenants up to 10,000 (issue 14).
+EXTRA_SUITES = ("whatif", "whatif_fairness", "brief_intake", "backup_import", "scale")
 
 
 @dataclass(frozen=True)

@@ -169,4 +169,45 @@ def _detail_lines(name: str, d: dict[str, Any]) -> list[str]:
                 f"(one empty write transaction a tenant) {_fmt(f['floor_rate_per_s'])}/s"
             )
         return lines
+    if name == "scale":
+        return _scale_lines(d)
     return []
+
+
+def _scale_lines(d: dict[str, Any]) -> list[str]:
+    """One line per size, then how each cost grows (log-log slope; 1 is linear)."""
+    lines = []
+    for pt in d["points"]:
+        w, pool, cp = pt["worker"], pt["pool_query"], pt["control_plane"]
+        cpu, own = w["idle"]["cpu_percent"], pool["pressroom_pool"]
+        poll = (
+            f"pool poll {_fmt(own['p50_ms'], 'ms')} ({_fmt(own['server_cpu_ms_per_call'], 'ms')} Prefect + "
+            f"{_fmt(own['postgres_cpu_ms_per_call'], 'ms')} PostgreSQL CPU), by queue names "
+            f"{_fmt(pool['pressroom_named']['p50_ms'], 'ms')}, bare N queues "
+            f"{_fmt(pool['bare_n_queues']['p50_ms'], 'ms')}, bare 1 queue "
+            f"{_fmt(pool['bare_one_queue']['p50_ms'], 'ms')}"
+        )
+        worker = (
+            f"worker start-up {_fmt(w['startup_s'], 's')}, RSS {_fmt(w['rss_mb'].get('worker'), 'MB')}, first sweep "
+            f"{_fmt(w['first_sweeps']['mean_s'], 's')}, quiet sweep {_fmt(w['idle']['quiet_sweeps']['mean_s'], 's')}; "
+            f"idle CPU % worker {_fmt(cpu.get('worker'))} / Prefect {_fmt(cpu.get('prefect_server'))} / "
+            f"PostgreSQL {_fmt(cpu.get('postgres'))}"
+        )
+        control = (
+            f"placement lookup {_fmt(cp['placement']['us_per_lookup'])} µs, /metrics "
+            f"{_fmt(cp['metrics_scrape_ms'], 'ms')}, /ops/tenants {_fmt(cp['ops_tenants_list_ms'], 'ms')}, relay pass "
+            f"{_fmt(w['publish']['relay_pass']['mean_s'], 's')}, publish ack p50 "
+            f"{_fmt(w['publish']['ack_ms'].get('p50'), 'ms')}"
+        )
+        lines.append(
+            f"{pt['tenants']} tenants (load {_fmt(pt['loadavg_1m'])}): created {_fmt(pt['creation']['per_s'])}/s; "
+            f"{worker}; {poll}; {control}"
+        )
+    growth = d.get("growth", {})
+    lines.append(
+        "growth exponents (1 = linear): "
+        + ", ".join(f"{k} {_fmt(v.get('overall'))}" for k, v in growth.items() if v.get("overall") is not None)
+    )
+    per = d.get("per_added_tenant", {})
+    lines.append("per added tenant (KB, between sizes): " + "; ".join(f"{k} {v}" for k, v in per.items()))
+    return lines
