@@ -26,8 +26,14 @@ CODE := control_plane dispatch flows tenant_runtime tests benchmarks
 # whole); each worker starts its own Prefect server. PYTEST_WORKERS=0 runs in this process.
 PYTEST_WORKERS ?= 2
 
+# Then the workspace suite and the real-stack publish, search and backup/import tests again with the
+# workspaces on PostgreSQL (127.0.0.1:5432; tests/fixtures/workspaces.py makes and drops the database).
+PG_WORKSPACE_TESTS := tests/tenant_runtime tests/integration/test_delivery_pipeline.py tests/integration/test_backups.py
+
 test: install system-deps lint
 	$(BIN)/pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) --dist loadfile --durations=25
+	PRESSROOM_TEST_WORKSPACE_BACKEND=postgresql $(BIN)/pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) \
+		--dist loadfile --durations=10 $(PG_WORKSPACE_TESTS)
 
 bench-quick: install
 	$(BIN)/python -m benchmarks --quick

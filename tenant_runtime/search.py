@@ -1,9 +1,15 @@
-"""Full-text search over one tenant's published documents (SQLite FTS5 in the workspace).
+"""Full-text search over one tenant's published documents (SQLite FTS5, or PostgreSQL's, in the workspace).
 
 User text never reaches FTS5 as query syntax: it is cut into word tokens and
 each token becomes a quoted string, so ``NEAR``, ``*``, ``"``, ``:`` or ``-``
 in a query are plain words or nothing, and a query of nothing but punctuation
 finds nothing instead of failing.
+
+On PostgreSQL the same words go to ``plainto_tsquery`` (every word required,
+no operators: ``websearch_to_tsquery`` would read ``or`` and ``-`` as syntax,
+where FTS5 here reads them as words), ranked by ``ts_rank`` over the weighted
+vector (title 1.0, body 0.1: the title counts ten times, as with bm25's
+weights), snippets by ``ts_headline`` with the same markers.
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ from typing import Any
 
 import structlog
 from sqlalchemy import Connection, text
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import OperationalError, ProgrammingError
 from sqlmodel import Session
 
 from tenant_runtime import queries
@@ -22,6 +28,7 @@ from tenant_runtime.rendering import plain_text
 from tenant_runtime.rendering.views import SearchHit
 from tenant_runtime.workspace.models import Document, Revision
 from tenant_runtime.workspace.open import Workspace
+from tenant_runtime.workspace.search_schema import SEARCH_CONFIG
 from tenant_runtime.workspace.search_schema import SEARCH_DOCUMENT_TABLE as DOCS
 from tenant_runtime.workspace.search_schema import SEARCH_INDEX_TABLE as INDEX
 
@@ -38,9 +45,13 @@ _MARKERS = re.compile(f"[{_OPEN}{_CLOSE}]")
 _TERM = re.compile(r"\w+")
 
 
+def _terms(q: str) -> list[str]:
+    return [t for t in _TERM.findall(q[:MAX_QUERY_CHARS]) if any(c.isalnum() for c in t)][:MAX_TERMS]
+
+
 def match_expression(q: str) -> str | None:
     """The FTS5 expression for user text: its words, each quoted, all required; None if no words."""
-    terms = [t for t in _TERM.findall(q[:MAX_QUERY_CHARS]) if any(c.isalnum() for c in t)][:MAX_TERMS]
+    terms = _terms(q)
     if not terms:
         return None
     # \w never matches '"', but doubling keeps the quoting correct even if the pattern changes.
@@ -66,19 +77,24 @@ def _connection(tx: Session) -> Connection:
     return tx.connection()
 
 
+def _postgres(conn: Connection) -> bool:
+    return conn.dialect.name == "postgresql"
+
+
 def _upsert(conn: Connection, document: Document, revision: Revision) -> bool:
     """Index ``revision`` under its document id unless a newer version is indexed already."""
     row = conn.execute(text(f"SELECT rowid, version FROM {DOCS} WHERE document_id = :id"), {"id": document.id}).first()
     published_at = as_utc(document.published_at or revision.created_at).isoformat()
     values = {"id": document.id, "slug": revision.slug, "version": revision.version, "published_at": published_at}
     if row is None:
-        rowid = conn.execute(
-            text(
-                f"INSERT INTO {DOCS} (document_id, slug, version, published_at) "
-                "VALUES (:id, :slug, :version, :published_at)"
-            ),
-            values,
-        ).lastrowid
+        insert = (
+            f"INSERT INTO {DOCS} (document_id, slug, version, published_at) "
+            "VALUES (:id, :slug, :version, :published_at)"
+        )
+        if _postgres(conn):  # no lastrowid on PostgreSQL
+            rowid = conn.execute(text(insert + " RETURNING rowid"), values).scalar_one()
+        else:
+            rowid = conn.execute(text(insert), values).lastrowid
     else:
         if row.version > revision.version:
             return False
@@ -148,12 +164,30 @@ def rebuild_search_index(ws: Workspace, force: bool = False) -> dict[str, Any]:
         return {"rebuilt": True, "indexed": len(listing)}
 
 
+_PG_SEARCH = text(
+    f"SELECT d.slug AS slug, i.title AS title, "
+    f"ts_headline('{SEARCH_CONFIG}', i.body, q.query, :options) AS snippet "
+    f"FROM {INDEX} i JOIN {DOCS} d ON d.rowid = i.rowid, "
+    f"plainto_tsquery('{SEARCH_CONFIG}', :terms) AS q(query) "
+    "WHERE i.document @@ q.query "
+    # Weights in the order D, C, B, A: the body (D) 0.1, the title (A) 1.0; slug breaks ties.
+    "ORDER BY ts_rank('{0.1, 0, 0, 1.0}', i.document, q.query) DESC, d.slug LIMIT :limit"
+)
+# MinWords/MaxWords around SNIPPET_TOKENS; one fragment, as FTS5's snippet gives.
+_PG_HEADLINE = (
+    f"StartSel={_OPEN}, StopSel={_CLOSE}, MaxWords={SNIPPET_TOKENS}, MinWords={SNIPPET_TOKENS // 2}, "
+    "ShortWord=0, MaxFragments=1, FragmentDelimiter=…"
+)
+
+
 def search(ws: Workspace, q: str, limit: int = 20) -> list[SearchHit]:
     """Published documents matching every word of ``q``, best first; garbage finds nothing."""
     expression = match_expression(q)
     if expression is None:
         return []
     limit = max(1, min(int(limit), MAX_LIMIT))
+    if postgres_engine(ws):
+        return _search_postgres(ws, q, limit)
     statement = text(
         f"SELECT {DOCS}.slug AS slug, {INDEX}.title AS title, "
         f"snippet({INDEX}, 1, :open, :close, '…', :tokens) AS snippet "
@@ -173,6 +207,28 @@ def search(ws: Workspace, q: str, limit: int = 20) -> list[SearchHit]:
             raise
         log.warning("search.unavailable", tenant=ws.tenant, error=str(exc.orig))
         return []
+    return _hits(rows)
+
+
+def postgres_engine(ws: Workspace) -> bool:
+    return ws.engine.dialect.name == "postgresql"
+
+
+def _search_postgres(ws: Workspace, q: str, limit: int) -> list[SearchHit]:
+    params = {"terms": " ".join(_terms(q)), "options": _PG_HEADLINE, "limit": limit}
+    try:
+        with ws.reader() as tx:
+            rows = _connection(tx).execute(_PG_SEARCH, params).all()
+    except ProgrammingError as exc:
+        # A workspace opened read-only before its search tables existed: no results, never a 500.
+        if "does not exist" not in str(exc):
+            raise
+        log.warning("search.unavailable", tenant=ws.tenant, error=str(exc.orig))
+        return []
+    return _hits(rows)
+
+
+def _hits(rows: Any) -> list[SearchHit]:
     return [
         SearchHit(slug=row.slug, title=row.title, snippet=_clean(row.snippet), highlights=_highlights(row.snippet))
         for row in rows

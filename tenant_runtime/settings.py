@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 
@@ -12,7 +13,14 @@ from tenant_runtime.storage.factory import StorageSettings
 
 class RuntimeSettings(PressroomSettings):
     """``PRESSROOM_DATA_DIR``, ``PRESSROOM_SITE_URL``, ``PRESSROOM_PURGE_*``, ``PRESSROOM_SQLITE_BUSY_TIMEOUT_MS``,
-    ``PRESSROOM_AGGREGATE_SETTLE_SECONDS`` / ``_SETTLE_LONE``, and the object store's own settings."""
+    ``PRESSROOM_AGGREGATE_SETTLE_SECONDS`` / ``_SETTLE_LONE``, ``PRESSROOM_WORKSPACE_BACKEND`` /
+    ``PRESSROOM_WORKSPACE_DATABASE_URL``, and the object store's own settings.
+
+    The workspace backend is chosen per shard (each runtime process reads its own environment):
+    ``sqlite`` (default) keeps each tenant's workspace in ``tenants/{slug}/workspace.db``;
+    ``postgresql`` keeps it in schema ``ws_{slug}`` (``-`` as ``_``) of the database at
+    ``workspace_database_url``, which must not be the control plane's database.
+    """
 
     data_dir: Path = Path("data")
     storage: StorageSettings = Field(default_factory=StorageSettings)
@@ -25,6 +33,9 @@ class RuntimeSettings(PressroomSettings):
     # another delivery of the tenant is due (a lone publish decides at once), unless aggregate_settle_lone.
     aggregate_settle_seconds: float = Field(0.5, ge=0, le=60)
     aggregate_settle_lone: bool = False
+    workspace_backend: Literal["sqlite", "postgresql"] = "sqlite"
+    # A secret: a DSN usually carries the runtime's password.
+    workspace_database_url: SecretStr | None = None
 
     @field_validator("data_dir")
     @classmethod
@@ -35,6 +46,19 @@ class RuntimeSettings(PressroomSettings):
     @classmethod
     def _no_trailing_slash(cls, value: str) -> str:
         return value.rstrip("/")
+
+    @model_validator(mode="after")
+    def _workspace_database(self) -> RuntimeSettings:
+        url = self.workspace_database_url.get_secret_value() if self.workspace_database_url else ""
+        if self.workspace_backend == "postgresql" and not url.startswith(("postgresql://", "postgresql+psycopg://")):
+            raise ValueError(
+                "PRESSROOM_WORKSPACE_BACKEND=postgresql needs PRESSROOM_WORKSPACE_DATABASE_URL=postgresql://..."
+            )
+        return self
+
+    @property
+    def postgres_workspaces(self) -> bool:
+        return self.workspace_backend == "postgresql"
 
     @model_validator(mode="after")
     def _objects_under_data(self) -> RuntimeSettings:

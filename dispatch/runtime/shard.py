@@ -18,6 +18,12 @@ commands (``tenant_moving``, 503 with Retry-After), and it hands a tenant over:
 4. ``release`` (on the source, after the placement flips): delete the
    hand-over copy; or ``resume`` (the move failed): put it back and serve again.
 
+On a shard whose workspaces are on PostgreSQL the hand-over is the same SQLite
+file (``tenant_runtime.lifecycle.handover``): export writes the schema's rows
+into it and renames the schema out of service, import builds a new schema
+from it, release drops the held schema, resume renames it back. Shards of
+either backend move tenants to each other.
+
 Unsent operations travel inside the workspace; runs already in Prefect wait on
 the tenant's queue for whichever runtime holds the tenant; the relay's
 idempotency keys make a re-send find the run it created before. So an operation
@@ -45,6 +51,7 @@ from dispatch.runtime.in_process import InProcessRuntime
 from dispatch.runtime.views import CommandResult
 from tenant_runtime.errors import BadRequest, Conflict, NotOnShard, TenantMoving, Unavailable
 from tenant_runtime.ids import check_tenant_slug
+from tenant_runtime.lifecycle import handover
 from tenant_runtime.workspace import WorkspaceFactory, list_tenants
 
 log = structlog.get_logger("pressroom.shard")
@@ -184,6 +191,10 @@ class ShardHost:
         log.info("shard.drained", tenant=tenant, shard=self.name, seconds=waited)
         return {"tenant": tenant, "shard": self.name, "drained_in_seconds": waited}
 
+    @property
+    def _postgres(self) -> bool:
+        return self.factory.settings.postgres_workspaces
+
     def export(self, tenant: str) -> tuple[bytes, str]:
         """Take the drained tenant out of service and return a snapshot of its workspace and its SHA-256."""
         held = self.handover_dir / tenant / "workspace.db"
@@ -193,7 +204,12 @@ class ShardHost:
             self.factory.forget(tenant)
             held.parent.parent.mkdir(parents=True, exist_ok=True)
             shutil.rmtree(held.parent, ignore_errors=True)
-            self.factory.settings.workspace_path(tenant).parent.rename(held.parent)
+            folder = self.factory.settings.workspace_path(tenant).parent
+            if self._postgres:
+                folder.mkdir(parents=True, exist_ok=True)  # the tenant's files beside its schema travel too
+            folder.rename(held.parent)
+            if self._postgres:
+                handover.hold(self.factory.settings, tenant, held)
             self.tenants.remove(tenant)
         elif not held.exists():  # exported before: a retried move exports the same copy again
             self._require(tenant)
@@ -219,9 +235,15 @@ class ShardHost:
             staged.unlink(missing_ok=True)
             raise
         self.factory.forget(tenant)
-        for suffix in ("-wal", "-shm"):
-            Path(f"{path}{suffix}").unlink(missing_ok=True)
-        staged.replace(path)
+        if self._postgres:
+            try:
+                handover.install(self.factory.settings, tenant, staged)
+            finally:
+                staged.unlink(missing_ok=True)
+        else:
+            for suffix in ("-wal", "-shm"):
+                Path(f"{path}{suffix}").unlink(missing_ok=True)
+            staged.replace(path)
         self.factory.open(tenant)  # upgrades the schema if this runtime's chain is newer
         self.tenants.add(tenant)
         self.tenants.undrain(tenant)
@@ -233,6 +255,8 @@ class ShardHost:
     def release(self, tenant: str) -> dict[str, Any]:
         """The move is done: forget the hand-over copy."""
         check_tenant_slug(tenant)
+        if self._postgres:
+            handover.release(self.factory.settings, tenant)
         shutil.rmtree(self.handover_dir / tenant, ignore_errors=True)
         return {"tenant": tenant, "shard": self.name, "released": True}
 
@@ -246,6 +270,9 @@ class ShardHost:
                 raise Conflict("The tenant's workspace is back already.", details={"tenant": tenant})
             target.parent.mkdir(parents=True, exist_ok=True)
             held.rename(target)
+            if self._postgres:
+                handover.unhold(self.factory.settings, tenant)
+                (target / "workspace.db").unlink(missing_ok=True)  # the hand-over file; the schema is the workspace
             self.tenants.add(tenant)
         self._require(tenant)
         self.tenants.undrain(tenant)

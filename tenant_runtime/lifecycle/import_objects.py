@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sqlalchemy import text
 from sqlmodel import select
 
 from tenant_runtime import aggregates, delivery, public_records, queries, search
@@ -131,6 +132,8 @@ def _reinstate_rendered(ws: Workspace, operation_id: str, index: dict[str, str])
     A page the snapshot's rows describe but whose object was rendered again before the copy (other
     bytes) gets no row: it is rendered live, from the rows, until its next delivery.
     """
+    if ws.engine.dialect.name == "postgresql":
+        return _reinstate_rendered_postgres(ws, operation_id, index)
     with connect(ws.settings.workspace_path(ws.tenant), busy_timeout_ms=ws.settings.sqlite_busy_timeout_ms) as db:
         db.execute("ATTACH DATABASE ? AS s", (str(staging_path(ws, operation_id)),))
         try:
@@ -146,6 +149,23 @@ def _reinstate_rendered(ws: Workspace, operation_id: str, index: dict[str, str])
             return int(cursor.rowcount)
         finally:
             db.execute("DETACH DATABASE s")
+
+
+def _reinstate_rendered_postgres(ws: Workspace, operation_id: str, index: dict[str, str]) -> int:
+    rows = [r for r in staged_rows(ws, operation_id, "rendered_object") if index.get(r["key"]) == r["sha256"]]
+    if not rows:
+        return 0
+    with ws.transaction() as tx:
+        conn = tx.connection()
+        columns = list(rows[0])
+        result = conn.execute(
+            text(
+                f"INSERT INTO rendered_object ({', '.join(columns)}) VALUES ({', '.join(':' + c for c in columns)}) "
+                "ON CONFLICT DO NOTHING"
+            ),
+            rows,
+        )
+        return int(result.rowcount)
 
 
 __all__ = ["OBJECTS_PER_CHUNK", "finish_import", "object_chunks", "place_objects", "render_site"]

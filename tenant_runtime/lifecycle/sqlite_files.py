@@ -42,7 +42,17 @@ def connect(path: Path, *, busy_timeout_ms: int = 10_000, read_only: bool = Fals
 
 
 def vacuum_into(ws: Workspace, target: Path) -> None:
-    """A consistent copy of the live workspace as of one read transaction; writers go on meanwhile (WAL)."""
+    """A consistent copy of the live workspace as of one read transaction; writers go on meanwhile (WAL).
+
+    On PostgreSQL: a SQLite workspace file with the schema's rows as of one REPEATABLE READ transaction
+    (``pg_copy``), so the snapshot is the same kind of file on both backends.
+    """
+    if ws.engine.dialect.name == "postgresql":
+        from tenant_runtime.lifecycle.pg_copy import copy_to_sqlite
+
+        with ws.reader() as tx:
+            copy_to_sqlite(tx.connection(), target, busy_timeout_ms=ws.settings.sqlite_busy_timeout_ms)
+        return
     remove_database(target)
     source = ws.settings.workspace_path(ws.tenant)
     with connect(source, busy_timeout_ms=ws.settings.sqlite_busy_timeout_ms) as db:

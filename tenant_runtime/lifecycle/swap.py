@@ -18,16 +18,26 @@ keep the tenant's own rows (its operation in flight, this import's included,
 win over the backup's copy of them) and gain the backup's rows they lack, with
 the backup's ids; a row of the tenant's whose id the backup uses gets a new one.
 A scheduled release the tenant lacks is scheduled again as a new operation.
+
+On PostgreSQL the same swap runs inside one transaction of the tenant's
+schema, holding its writer lock: the live rows are copied into a SQLite work
+file (``pg_copy``), the swap above runs on that copy, and the copy's rows
+replace the schema's before the transaction commits. Readers see the old site
+until then (MVCC), writers wait, and a failure anywhere rolls everything back.
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
+from sqlalchemy import text
+
 from tenant_runtime.ids import new_id, utcnow
+from tenant_runtime.lifecycle import pg_copy
 from tenant_runtime.lifecycle.format import LOG_TABLES
-from tenant_runtime.lifecycle.sqlite_files import Table, connect, tables_in_order
+from tenant_runtime.lifecycle.sqlite_files import Table, connect, remove_database, tables_in_order, work_dir
 from tenant_runtime.lifecycle.staging import staging_path
 from tenant_runtime.operation_states import SCHEDULED
 from tenant_runtime.workflows import spec
@@ -47,7 +57,37 @@ _NATURAL_KEYS: dict[str, tuple[str, ...]] = {
 def swap_in(ws: Workspace, operation_id: str, actor: str, facts: dict[str, Any]) -> dict[str, Any]:
     """Replace the site with the staged one in one transaction; a no-op when this import already did."""
     staged = staging_path(ws, operation_id)
-    with connect(ws.settings.workspace_path(ws.tenant), busy_timeout_ms=ws.settings.sqlite_busy_timeout_ms) as db:
+    if ws.engine.dialect.name == "postgresql":
+        return _swap_postgres(ws, staged, operation_id, actor, facts)
+    return _swap_file(ws, ws.settings.workspace_path(ws.tenant), staged, operation_id, actor, facts)
+
+
+def _swap_postgres(ws: Workspace, staged: Path, operation_id: str, actor: str, facts: dict[str, Any]) -> dict[str, Any]:
+    timeout = ws.settings.sqlite_busy_timeout_ms
+    with ws.transaction() as tx:
+        conn = tx.connection()
+        already = conn.execute(
+            text("SELECT data::text FROM audit_entry WHERE action = :a AND operation_id = :o"),
+            {"a": IMPORT_AUDIT, "o": operation_id},
+        ).first()
+        if already is not None:
+            return dict(json.loads(already[0]))
+        copy = work_dir(ws) / f"swap-{operation_id}.db"
+        try:
+            pg_copy.copy_to_sqlite(conn, copy, busy_timeout_ms=timeout)
+            summary = _swap_file(ws, copy, staged, operation_id, actor, facts)
+            pg_copy.replace_from_sqlite(conn, copy, busy_timeout_ms=timeout)
+            conn.execute(text(f"DELETE FROM {SEARCH_DOCUMENT_TABLE}"))
+            conn.execute(text(f"DELETE FROM {SEARCH_INDEX_TABLE}"))
+        finally:
+            remove_database(copy)
+    return summary
+
+
+def _swap_file(
+    ws: Workspace, live: Path, staged: Path, operation_id: str, actor: str, facts: dict[str, Any]
+) -> dict[str, Any]:
+    with connect(live, busy_timeout_ms=ws.settings.sqlite_busy_timeout_ms) as db:
         already = db.execute(
             "SELECT data FROM audit_entry WHERE action = ? AND operation_id = ?", (IMPORT_AUDIT, operation_id)
         ).fetchone()

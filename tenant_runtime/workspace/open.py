@@ -26,6 +26,7 @@ from tenant_runtime.errors import NotFound
 from tenant_runtime.ids import check_tenant_slug
 from tenant_runtime.settings import RuntimeSettings
 from tenant_runtime.storage import ObjectStore, TenantStore, build_object_store
+from tenant_runtime.workspace import postgres
 from tenant_runtime.workspace.migrations import MigrationResult, ensure_current, migrate
 from tenant_runtime.workspace.spilled_bodies import bind_store
 
@@ -59,7 +60,7 @@ class Workspace:
 
 
 # The execution option ``Workspace.reader`` sets: the connection's transaction only reads.
-_READS = "pressroom_reads"
+_READS = postgres.READS_OPTION
 
 
 @functools.cache
@@ -127,19 +128,20 @@ class WorkspaceFactory:
         self._lock = threading.Lock()
 
     def exists(self, tenant: str) -> bool:
-        return self.settings.workspace_path(check_tenant_slug(tenant)).exists()
+        return workspace_exists(self.settings, tenant)
 
     def create(self, tenant: str) -> Workspace:
-        """Create the tenant's database by running the revision chain (idempotent) and open it."""
+        """Create the tenant's database (its schema, on PostgreSQL) by running the revision chain
+        (idempotent) and open it."""
         if self.read_only:
             raise RuntimeError("a read-only factory cannot create workspaces")
         path = self.settings.workspace_path(check_tenant_slug(tenant))
         path.parent.mkdir(parents=True, exist_ok=True)
-        engine = self._engine(path)
+        engine = self._engine(tenant)
         try:
             migrate(engine)
         finally:
-            engine.dispose()
+            release_engine(engine)
         return self.open(tenant)
 
     def open(self, tenant: str) -> Workspace:
@@ -161,32 +163,59 @@ class WorkspaceFactory:
         )
 
     def _load(self, tenant: str) -> Engine:
-        path = self.settings.workspace_path(tenant)
-        if not path.exists():
+        if not workspace_exists(self.settings, tenant):
             raise NotFound(f"Tenant {tenant!r} not found.", details={"tenant": tenant})
-        engine = self._engine(path)
+        engine = self._engine(tenant)
         if not self.read_only:
             try:
                 # Outside the factory lock: an upgrade waiting on another process's write lock
                 # must not hold up opening the other tenants.
                 _ensure_current(tenant, engine)
             except BaseException:
-                engine.dispose()
+                release_engine(engine)
                 raise
         with self._lock:
             cached = self._engines.setdefault(tenant, engine)
         if cached is not engine:  # another thread opened it meanwhile
-            engine.dispose()
+            release_engine(engine)
         return cached
 
-    def _engine(self, path: Path) -> Engine:
-        return _sqlite_engine(path, busy_timeout_ms=self.settings.sqlite_busy_timeout_ms, read_only=self.read_only)
+    def _engine(self, tenant: str) -> Engine:
+        return workspace_engine(self.settings, tenant, read_only=self.read_only)
 
     def forget(self, tenant: str) -> None:
         with self._lock:
             engine = self._engines.pop(tenant, None)
         if engine is not None:
-            engine.dispose()
+            release_engine(engine)
+
+
+def workspace_engine(settings: RuntimeSettings, tenant: str, *, read_only: bool = False) -> Engine:
+    """The engine of one tenant's workspace on the shard's backend (the file, or its schema)."""
+    if settings.postgres_workspaces:
+        return postgres.schema_engine(workspace_url(settings), postgres.schema_name(tenant), read_only=read_only)
+    path = settings.workspace_path(check_tenant_slug(tenant))
+    return _sqlite_engine(path, busy_timeout_ms=settings.sqlite_busy_timeout_ms, read_only=read_only)
+
+
+def workspace_url(settings: RuntimeSettings) -> str:
+    """The shard's workspace database URL (PostgreSQL only)."""
+    if settings.workspace_database_url is None:
+        raise RuntimeError("this runtime keeps its workspaces in SQLite files")
+    return settings.workspace_database_url.get_secret_value()
+
+
+def workspace_exists(settings: RuntimeSettings, tenant: str) -> bool:
+    """Whether the tenant has a workspace on this runtime (its file, or its schema)."""
+    if settings.postgres_workspaces:
+        return postgres.schema_exists(workspace_url(settings), postgres.schema_name(tenant))
+    return settings.workspace_path(check_tenant_slug(tenant)).exists()
+
+
+def release_engine(engine: Engine) -> None:
+    """Close a workspace engine's connections: a SQLite engine's own; never the shared PostgreSQL pool."""
+    if not postgres.is_postgres(engine):
+        engine.dispose()
 
 
 def _ensure_current(tenant: str, engine: Engine) -> MigrationResult:
@@ -207,7 +236,10 @@ def _default_purger(settings: RuntimeSettings) -> Purger:
 
 
 def list_tenants(settings: RuntimeSettings) -> list[str]:
-    """Tenants that have a workspace on this runtime's data directory."""
+    """Tenants that have a workspace on this runtime (files under its data directory, or schemas)."""
+    if settings.postgres_workspaces:
+        schemas = postgres.workspace_schemas(workspace_url(settings))
+        return sorted(t for s in schemas if (t := postgres.tenant_of_schema(s)) and check_tenant_slug_ok(t))
     if not settings.tenants_dir.exists():
         return []
     return sorted(
@@ -219,15 +251,14 @@ def list_tenants(settings: RuntimeSettings) -> list[str]:
 
 def upgrade_workspace(tenant: str, settings: RuntimeSettings) -> MigrationResult:
     """Bring one tenant's workspace to head now; a cheap read if it is there already."""
-    path = settings.workspace_path(check_tenant_slug(tenant))
-    if not path.exists():
+    if not workspace_exists(settings, check_tenant_slug(tenant)):
         raise NotFound(f"Tenant {tenant!r} not found.", details={"tenant": tenant})
     # An engine of its own, not a factory's: no object store or purger is needed to migrate.
-    engine = _sqlite_engine(path, busy_timeout_ms=settings.sqlite_busy_timeout_ms, read_only=False)
+    engine = workspace_engine(settings, tenant)
     try:
         return _ensure_current(tenant, engine)
     finally:
-        engine.dispose()
+        release_engine(engine)
 
 
 @dataclass(frozen=True)

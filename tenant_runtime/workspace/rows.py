@@ -36,7 +36,12 @@ def insert_rows(tx: Session, *rows: WorkspaceModel) -> None:
         if type(row) in TRACKED:
             raise TypeError(f"{type(row).__name__} is versioned: add it through the session")
         table: Table = type(row).__table__  # type: ignore[attr-defined]
-        values: dict[str, Any] = {column.key: getattr(row, column.key) for column in table.columns}
+        # An integer key left None is the database's to number (PostgreSQL takes no NULL for it).
+        values: dict[str, Any] = {
+            column.key: value
+            for column in table.columns
+            if (value := getattr(row, column.key)) is not None or not column.primary_key
+        }
         connection.execute(insert(table), values)
 
 

@@ -29,10 +29,15 @@ _stores: dict[str, ObjectStore] = {}
 _lock = threading.Lock()
 
 
+def _key(engine: Any) -> str:
+    # A PostgreSQL workspace engine shares its URL with every tenant of the database: its schema tells them apart.
+    return f"{engine.url}#{engine.get_execution_options().get('pressroom_schema', '')}"
+
+
 def bind_store(engine: Engine, store: ObjectStore) -> None:
     """Spilled bodies of rows loaded through ``engine`` are read from ``store`` (the tenant's view)."""
     with _lock:
-        _stores[str(engine.url)] = store
+        _stores[_key(engine)] = store
 
 
 def read_spilled(store: ObjectStore, revision: Revision) -> str:
@@ -53,7 +58,7 @@ def _fill_spilled_body(target: Revision, context: QueryContext) -> None:
         return
     bind: Any = context.session.get_bind()
     with _lock:
-        store = _stores.get(str(bind.url))
+        store = _stores.get(_key(bind))
     if store is not None:
         set_committed_value(target, "body", read_spilled(store, target))
 

@@ -34,7 +34,18 @@ FULL_VALUES = {
     "varnish": {"enabled": True},
     "postgresql": {"enabled": True},
     "objectStore": {"s3": {"endpointUrl": "http://s3.storage:8333", "accessKey": "AKIATEST", "secretKey": "shh"}},
-    "shards": [{"name": "shard-a", "platform": True}, {"name": "b"}],
+    "shards": [
+        {"name": "shard-a", "platform": True},
+        # Shard b keeps its workspaces on a PostgreSQL of its own (in-cluster, selected by its labels).
+        {
+            "name": "b",
+            "workspaces": {
+                "backend": "postgresql",
+                "existingSecret": "ws-b",
+                "databasePodSelector": {"app": "ws-db-b"},
+            },
+        },
+    ],
     "defaultShard": "b",
     "ingress": {"enabled": True, "controlPlaneHost": "cp.example.com", "siteHost": "sites.example.com"},
     "metrics": {
@@ -283,6 +294,28 @@ def test_network_policies_say_who_may_talk_to_whom(full_render: Rendered) -> Non
     assert selected == full_render.get("StatefulSet", f"{PREFIX}-shard-b")["spec"]["selector"]["matchLabels"]
 
 
+def test_a_shard_on_postgresql_workspaces_reaches_only_its_own_workspace_database(full_render: Rendered) -> None:
+    on_pg = container_env(main_container(full_render.get("StatefulSet", f"{PREFIX}-shard-b")))
+    assert on_pg["PRESSROOM_WORKSPACE_BACKEND"] == "postgresql"
+    assert on_pg["PRESSROOM_WORKSPACE_DATABASE_URL"] == {
+        "secretKeyRef": {"name": "ws-b", "key": "PRESSROOM_WORKSPACE_DATABASE_URL"}
+    }
+    assert "PRESSROOM_DATABASE_URL" not in on_pg and "PRESSROOM_DB_PASSWORD" not in on_pg  # not the control plane's
+    on_files = container_env(main_container(full_render.get("StatefulSet", f"{PREFIX}-shard-shard-a")))
+    assert not any(name.startswith("PRESSROOM_WORKSPACE_") for name in on_files)
+    # Its workspace database admits shard b on 5432, and no one else through this policy.
+    policy = full_render.get("NetworkPolicy", f"{PREFIX}-shard-b-workspaces")["spec"]
+    assert policy["podSelector"]["matchLabels"] == {"app": "ws-db-b"}
+    [rule] = policy["ingress"]
+    assert [p["podSelector"]["matchLabels"]["app.kubernetes.io/component"] for p in rule["from"]] == ["shard-b"]
+    assert rule["ports"] == [{"port": 5432, "protocol": "TCP"}]
+    # The bundled database (the control plane's and Prefect's) still admits no runtime.
+    bundled = full_render.get("NetworkPolicy", f"{PREFIX}-postgresql")["spec"]["ingress"]
+    assert not any(
+        "shard" in p["podSelector"]["matchLabels"]["app.kubernetes.io/component"] for r in bundled for p in r["from"]
+    )
+
+
 def test_processes_run_the_cli_commands(full_render: Rendered) -> None:
     def argv(kind: str, name: str) -> list[str]:
         container = main_container(full_render.get(kind, name))
@@ -434,6 +467,14 @@ def test_control_plane_has_a_disruption_budget_and_a_service_account(default_ren
             "at most one of shards[] may set platform",
         ),
         ('auth.purgeSecret=a"b', "auth.purgeSecret may only hold"),
+        (
+            "shards[0].name=default,shards[0].workspaces.backend=postgresql",
+            "workspaces.existingSecret must name the Secret",
+        ),
+        (
+            "shards[0].name=default,shards[0].workspaces.backend=mysql",
+            "workspaces.backend must be sqlite or postgresql",
+        ),
         ('varnish.enabled=true,varnish.purgeAllowedCidrs={evil"}', "is not an IP address or CIDR"),
         ("metrics.token=short", "metrics.token must be at least 16 characters"),
     ],

@@ -36,6 +36,10 @@ from tenant_runtime.workspace.open import (
     upgrade_workspace,
 )
 from tenant_runtime.workspace.search_schema import SEARCH_TABLES, create_search_tables
+from tests.fixtures.workspaces import sqlite_only
+
+# SQLite workspace files: pre-Alembic dumps, WAL locks, file schemas. PostgreSQL's: test_workspace_postgres.py.
+pytestmark = sqlite_only
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TODAY = "workspace_pre_alembic.sql"  # the schema of ff71dd0, the last commit before Alembic

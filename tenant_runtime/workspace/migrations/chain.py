@@ -17,6 +17,12 @@ Why it is shaped this way:
   recreates a table (copy, drop, rename), and dropping a parent table with
   foreign keys on deletes or refuses its children's references. A
   ``foreign_key_check`` before commit fails the upgrade if it broke a reference.
+- On PostgreSQL (a schema per tenant, ``workspace/postgres.py``) the same
+  revisions run: the upgrade's transaction begins with the tenant's advisory
+  lock (the counterpart of ``BEGIN IMMEDIATE``), creates the schema if it is
+  new, and the SQLite DDL of each revision is translated on its way to the
+  server (``postgres_ddl``); foreign keys stay on (PostgreSQL checks them per
+  statement, and no revision rebuilds a parent table there).
 - Alembic's ``op`` is a process-wide proxy, so upgrades in one process run one
   at a time: two threads upgrading two tenants never send one's DDL to the
   other's connection.
@@ -34,6 +40,8 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Connection, Engine
 
 from tenant_runtime.errors import PressroomError
+from tenant_runtime.workspace import postgres
+from tenant_runtime.workspace.migrations.postgres_ddl import translating_ddl
 from tenant_runtime.workspace.search_schema import SEARCH_TABLES, create_search_tables
 
 # Alembic is imported where it is used: it takes about 0.3 s to import (it pulls in pygments and
@@ -93,6 +101,8 @@ def current_revision(engine: Engine) -> str | None:
 
 
 def _read_state(engine: Engine) -> tuple[str | None, bool]:
+    if postgres.is_postgres(engine):
+        return _read_state_postgres(engine)
     connection = engine.raw_connection()
     try:
         # The driver connection is in autocommit mode (see open._sqlite_engine): no BEGIN, no lock.
@@ -106,6 +116,20 @@ def _read_state(engine: Engine) -> tuple[str | None, bool]:
     finally:
         connection.close()
     return version, search_tables == len(SEARCH_TABLES)
+
+
+def _read_state_postgres(engine: Engine) -> tuple[str | None, bool]:
+    # A reader's transaction: no advisory lock, so a current workspace opens without queuing on a writer.
+    with engine.execution_options(**{postgres.READS_OPTION: True}).connect() as connection:
+        present = connection.exec_driver_sql(
+            "SELECT to_regclass('alembic_version') IS NOT NULL, "
+            "(SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename IN (%(a)s, %(b)s))",
+            {"a": SEARCH_TABLES[0], "b": SEARCH_TABLES[1]},
+        ).one()
+        if not present[0]:
+            return None, False
+        version = connection.exec_driver_sql("SELECT version_num FROM alembic_version").scalar()
+    return version, int(present[1]) == len(SEARCH_TABLES)
 
 
 def ensure_current(engine: Engine, *, script: ScriptDirectory | None = None) -> MigrationResult:
@@ -125,10 +149,12 @@ def migrate(engine: Engine, *, script: ScriptDirectory | None = None, to: str | 
     ``to`` builds a workspace of an older revision (an import stages a backup's
     rows at the revision they were written at, then upgrades them to head).
     """
-    if engine.url.query.get("mode") == "ro":
+    if engine.url.query.get("mode") == "ro" or engine.get_execution_options().get(postgres.READ_ONLY_OPTION):
         raise RuntimeError("a read-only workspace engine cannot be migrated")
     script = script if script is not None else script_directory()
     head = to or (head_revision() if script is script_directory() else _head_of(script))
+    if postgres.is_postgres(engine):
+        return _migrate_postgres(engine, script, head)
     with engine.connect() as connection:
         driver: sqlite3.Connection = connection.connection.driver_connection  # type: ignore[assignment]
         driver.execute("PRAGMA foreign_keys = OFF")
@@ -141,6 +167,19 @@ def migrate(engine: Engine, *, script: ScriptDirectory | None = None, to: str | 
                 create_search_tables(connection)
         finally:
             driver.execute("PRAGMA foreign_keys = ON")
+    return MigrationResult(current, head)
+
+
+def _migrate_postgres(engine: Engine, script: ScriptDirectory, head: str) -> MigrationResult:
+    schema = postgres.engine_schema(engine)
+    if schema is None:
+        raise RuntimeError("a PostgreSQL workspace engine names its schema")
+    # The engine's begin took the tenant's advisory lock: a second upgrader waits here, then finds head.
+    with engine.begin() as connection:
+        postgres.create_schema(connection, schema)
+        with translating_ddl(connection):
+            current = _upgrade(connection, script, head)
+        create_search_tables(connection)
     return MigrationResult(current, head)
 
 
@@ -188,6 +227,8 @@ def _check_known(script: ScriptDirectory, current: str | None, head: str) -> Non
 
 
 def _foreign_key_violations(connection: Connection) -> set[tuple[Any, ...]]:
+    if connection.dialect.name == "postgresql":
+        return set()  # checked by the server on every statement
     return {tuple(row) for row in connection.exec_driver_sql("PRAGMA foreign_key_check")}
 
 

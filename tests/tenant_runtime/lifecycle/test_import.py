@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from tenant_runtime.actions import documents, fields, media, packages
 from tenant_runtime.lifecycle import staging
 from tenant_runtime.lifecycle.files import BackupFiles
 from tenant_runtime.lifecycle.format import LOG_TABLES, BackupInvalid, is_derived_table
+from tenant_runtime.lifecycle.sqlite_files import remove_database, vacuum_into, work_dir
 from tenant_runtime.workflows import InstallPackageParameters
 from tenant_runtime.workspace import SYSTEM, Workspace
 from tests.tenant_runtime.content import publish, republish, unpublish
@@ -29,8 +31,14 @@ def _png() -> bytes:
 
 
 def site_rows(ws: Workspace) -> dict[str, list[tuple[Any, ...]]]:
-    """Every row of every site table (not the logs, not derived ones), in key order."""
-    db = sqlite3.connect(ws.settings.workspace_path(ws.tenant))
+    """Every row of every site table (not the logs, not derived ones), in key order.
+
+    Read from a snapshot of the workspace (VACUUM INTO on SQLite, the PostgreSQL schema's rows in a SQLite
+    file on PostgreSQL): the same values either way, in SQLite's encoding.
+    """
+    copy = work_dir(ws) / f"rows-{time.time_ns()}.db"
+    vacuum_into(ws, copy)
+    db = sqlite3.connect(copy)
     try:
         names = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
         return {
@@ -40,6 +48,7 @@ def site_rows(ws: Workspace) -> dict[str, list[tuple[Any, ...]]]:
         }
     finally:
         db.close()
+        remove_database(copy)
 
 
 def site_objects(ws: Workspace) -> dict[str, bytes | None]:

@@ -317,6 +317,15 @@ def _add_missing_columns(bind: Connection, table: str, wanted: dict[str, tuple[s
 
 def upgrade() -> None:
     bind = op.get_bind()
+    if bind.dialect.name == "postgresql":
+        # A PostgreSQL workspace is always new (there were none before Alembic): every table, every index.
+        # The search tables are left to search_schema (PostgreSQL has no FTS5).
+        for name, ddl in TABLES:
+            if name not in ("search_document", "search_index"):
+                bind.exec_driver_sql(ddl)
+        for _, ddl in INDEXES:
+            bind.exec_driver_sql(ddl)
+        return
     tables = _names(bind, "table")
     baseline_columns = _baseline_columns()
     for name, ddl in TABLES:

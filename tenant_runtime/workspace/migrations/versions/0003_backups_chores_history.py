@@ -91,12 +91,23 @@ _BACKFILL = (
 )
 
 
+# On PostgreSQL a workspace is new when this runs (no entity to record): only the start of the history.
+_BACKFILL_POSTGRES = (
+    """INSERT INTO entity_history (entity_type, entity_id, at, state)
+    SELECT 'workspace', 'history', :at, json_build_object('started', true)""",
+)
+
+
 def upgrade() -> None:
     for statement in _TABLES:
         op.execute(statement)
+    connection = op.get_bind()
+    if connection.dialect.name == "postgresql":
+        for statement in _BACKFILL_POSTGRES:
+            connection.execute(text(statement), {"at": datetime.now(UTC).replace(tzinfo=None)})
+        return
     # The format SQLAlchemy stores DATETIME columns in on SQLite.
     at = datetime.now(UTC).replace(tzinfo=None).strftime("%Y-%m-%d %H:%M:%S.%f")
-    connection = op.get_bind()
     for statement in _BACKFILL:
         connection.execute(text(statement), {"at": at})
 

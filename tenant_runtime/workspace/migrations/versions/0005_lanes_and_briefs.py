@@ -105,9 +105,10 @@ def upgrade() -> None:
         connection.execute(
             text(
                 "INSERT INTO lane (name, enabled, graph, graph_digest, source, pack_version, created_at, updated_at)"
-                " VALUES (:name, 1, :graph, :digest, 'backbone', 1, :at, :at)"
+                " VALUES (:name, :enabled, :graph, :digest, 'backbone', 1, :at, :at)"
             ),
-            {"name": name, "graph": json.dumps(graph), "digest": digest(graph), "at": at},
+            # enabled bound, not a literal 1: SQLite stores True as 1, PostgreSQL's BOOLEAN takes no integer.
+            {"name": name, "enabled": True, "graph": json.dumps(graph), "digest": digest(graph), "at": at},
         )
         connection.execute(
             text(
