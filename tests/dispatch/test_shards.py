@@ -257,3 +257,40 @@ def test_a_move_cut_short_after_the_import_is_finished_by_running_it_again(two_s
     assert [d["slug"] for d in two_shards.api.get("/api/tenants/acme/documents", headers=acme).json()] == ["kept"]
     assert not (two_shards.a.host.handover_dir / "acme").exists()
     _document(two_shards, "acme", acme, "after")
+
+
+def test_a_tenant_moves_from_sqlite_to_postgresql_workspaces_and_back_with_its_outbox(
+    sqlite_and_postgres_shards: TwoShards,
+) -> None:
+    from tenant_runtime.lifecycle.handover import held_schema
+    from tenant_runtime.workspace import list_tenants, postgres
+    from tenant_runtime.workspace.open import workspace_url
+
+    shards = sqlite_and_postgres_shards
+    acme = shards.tenant("acme")
+    _document(shards, "acme", acme, "first")
+    second = _document(shards, "acme", acme, "second")
+    shards.a.handoff.notify = lambda tenant: None  # type: ignore[method-assign]
+    unsent = _publish(shards, "acme", acme, second["id"]).json()["operation_id"]
+    url = workspace_url(shards.b.factory.settings)
+
+    there = shards.api.post("/ops/tenants/acme/move", json={"to": "b", "confirm": True}, headers=shards.operator)
+
+    assert there.status_code == 200, there.text
+    assert not _holds(shards.a, "acme") and list_tenants(shards.b.factory.settings) == ["acme"]
+    assert postgres.schema_exists(url, "ws_acme")
+    docs = shards.api.get("/api/tenants/acme/documents", headers=acme).json()
+    assert {d["slug"] for d in docs} == {"first", "second"}
+    assert shards.b.handoff.flush(10)
+    [sent_by_b] = shards.b.prefect.called("create_run")
+    assert sent_by_b["request"].parameters.operation_id == unsent  # the outbox travelled, sent once
+    _document(shards, "acme", acme, "on-postgres")
+
+    back = shards.api.post("/ops/tenants/acme/move", json={"to": "a", "confirm": True}, headers=shards.operator)
+
+    assert back.status_code == 200, back.text
+    assert _holds(shards.a, "acme") and list_tenants(shards.b.factory.settings) == []
+    assert not postgres.schema_exists(url, "ws_acme") and not postgres.schema_exists(url, held_schema("acme"))
+    docs = shards.api.get("/api/tenants/acme/documents", headers=acme).json()
+    assert {d["slug"] for d in docs} == {"first", "second", "on-postgres"}
+    _document(shards, "acme", acme, "home-again")
