@@ -51,13 +51,14 @@ class Aggregate:
     key: str
     content_type: str
     tag: str  # surrogate-key name, namespaced by tenant when purged
+    shows_settings: bool = False  # carries the site's title, description or language (purged with them)
 
 
 AGGREGATES: dict[str, Aggregate] = {
-    "home": Aggregate("home", HOME_KEY, HTML, "home"),
+    "home": Aggregate("home", HOME_KEY, HTML, "home", shows_settings=True),
     "sitemap": Aggregate("sitemap", "site/sitemap.xml", "application/xml; charset=utf-8", "sitemap"),
-    "atom": Aggregate("atom", "site/feed.xml", "application/atom+xml; charset=utf-8", "feeds"),
-    "rss": Aggregate("rss", "site/rss.xml", "application/rss+xml; charset=utf-8", "feeds"),
+    "atom": Aggregate("atom", "site/feed.xml", "application/atom+xml; charset=utf-8", "feeds", shows_settings=True),
+    "rss": Aggregate("rss", "site/rss.xml", "application/rss+xml; charset=utf-8", "feeds", shows_settings=True),
 }
 
 

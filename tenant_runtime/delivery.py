@@ -42,6 +42,9 @@ def page_tags(slug: str) -> tuple[str, ...]:
 
 
 HOME_TAGS = ("home",)
+# Every response that shows the site's settings (title, description, language, timezone) carries this
+# surrogate key: HTML pages, search, not-found pages and the feeds; not media, records, sitemap or redirects.
+SETTINGS_TAG = "settings"
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,11 @@ class Rendered:
     tags: tuple[str, ...] = ()
 
 
+def stale_settings(tx: Session, row: RenderedObject) -> bool:
+    """Whether a stored object was rendered with site settings older than the current ones."""
+    return row.settings_version < queries.site_state(tx).settings_version
+
+
 def site_view(ws: Workspace, tx: Session) -> SiteView:
     state = queries.site_state(tx)
     return SiteView(
@@ -60,6 +68,8 @@ def site_view(ws: Workspace, tx: Session) -> SiteView:
         base_url=ws.site_url,
         timezone=state.timezone,
         navigation=published_navigation(tx),
+        description=state.description,
+        language=state.language or "en",
     )
 
 
@@ -154,21 +164,28 @@ def store_object(
     """Write ``content`` to ``key`` unless newer output is there already; record what the key holds."""
     data = content.encode() if isinstance(content, str) else content
     digest = hashlib.sha256(data).hexdigest()
+    settings_version = queries.site_state(tx).settings_version  # what the content was rendered with
     existing = tx.get(RenderedObject, key)
     if existing is not None and existing.version > version:
         # Newer output is already public: an older delivery never overwrites it.
         return Rendered(key, existing.sha256, written=False, tags=tags)
     if existing is not None and existing.sha256 == digest and ws.store.exists(key):
-        if existing.version < version or existing.document_id != document_id:
+        if (
+            existing.version < version
+            or existing.document_id != document_id
+            or existing.settings_version < settings_version
+        ):
             # Same bytes, newer claim: the key now also stands for ``version`` (no write, no purge).
             existing.document_id, existing.version = document_id, version
             existing.operation_id, existing.updated_at = operation_id, utcnow()
+            existing.settings_version = max(existing.settings_version, settings_version)
             tx.add(existing)
         return Rendered(key, digest, written=False, tags=tags)
     ws.store.put(key, data, content_type=content_type)
     row = existing or RenderedObject(key=key, sha256=digest)
     row.document_id, row.version, row.sha256 = document_id, version, digest
     row.operation_id, row.updated_at = operation_id, utcnow()
+    row.settings_version = settings_version
     tx.add(row)
     return Rendered(key, digest, written=True, tags=tags)
 
@@ -221,3 +238,16 @@ def remove_document_page(ws: Workspace, slug: str) -> bool:
 def purge(ws: Workspace, *names: str) -> list[str]:
     """Purge the tenant's surrogate keys named ``names`` (``doc:about``, ``home``)."""
     return ws.cache.purge(*names)
+
+
+def purge_settings(ws: Workspace) -> list[str]:
+    """After a settings change: drop every cached response that shows the settings (none other).
+
+    Best effort like the publish command's immediate purge: an edge that cannot be reached is logged, and
+    its copies stay until they expire or the next purge of the tag reaches it.
+    """
+    try:
+        return purge(ws, SETTINGS_TAG)
+    except Exception as exc:
+        ws.log.warning("settings.purge_failed", error=str(exc) or type(exc).__name__)
+        return []

@@ -15,7 +15,7 @@ from control_plane.dashboard.commands import command_redirect
 from control_plane.dashboard.context import site_for
 from control_plane.dashboard.forms import FormData, checked, form_key, new_form_key, number, text
 from control_plane.dashboard.views import error_message, flash_error, notice, page, see_other, url
-from control_plane.site.schemas import ResourceUpdate
+from control_plane.site.schemas import ResourceUpdate, SettingsUpdate
 from control_plane.webhooks.schemas import WebhookCreate
 from dispatch.runtime import CommandResult
 from tenant_runtime.errors import BadRequest, PressroomError
@@ -24,6 +24,13 @@ TIMEZONES = sorted(available_timezones() - {"localtime", "Factory"})
 BLANK_ROWS = 3  # empty rows offered below a list's items; saving with more filled gives more next time
 MAX_ROWS = 200
 REDIRECT_STATUSES = (301, 302, 307, 308)
+SETTING_HINTS = {
+    "title": "A title is 1-200 characters.",
+    "description": "A description is at most 500 characters.",
+    "language": "A language is a tag such as en, fr or pt-BR (2-35 characters).",
+    "timezone": "Pick a timezone from the list (e.g. Europe/Berlin).",
+}
+SETTING_CODES = {f"invalid_{name}": name for name in SETTING_HINTS}
 
 
 def navigation_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
@@ -67,36 +74,33 @@ class SitePages(Controller):
     def settings(
         self, request: Request[Any, Any, Any], tenant: str, data: FormData, signed_in: Principal, services: Services
     ) -> Response[Any]:
-        """Save the title and the timezone (dates in the dashboard and on the site follow it)."""
-        title, timezone = text(data, "title").strip(), text(data, "timezone").strip()
-        typed = {"title": title, "timezone": timezone}
-        if not title or len(title) > 200:
-            return self._page(
-                request,
-                services,
-                signed_in,
-                tenant,
-                typed=typed,
-                field_errors={"title": "A title is 1-200 characters."},
-            )
+        """Save the title, description, language and timezone (dates in the dashboard and on the site follow it);
+        the public site shows them on the next request."""
+        # A field the form did not send stays as it is (None); one it sent empty is checked like the API.
+        typed = {name: text(data, name).strip() for name in SETTING_HINTS if name in data}
+        if not typed.get("title") or len(typed["title"]) > 200:
+            errors = {"title": SETTING_HINTS["title"]}
+            return self._page(request, services, signed_in, tenant, typed=typed, field_errors=errors)
         try:
-            services.site.configure(signed_in, tenant, title=title, timezone=timezone, idempotency_key=form_key(data))
+            services.site.configure(
+                signed_in, tenant, msgspec.convert(typed, SettingsUpdate), idempotency_key=form_key(data)
+            )
+        except msgspec.ValidationError as exc:
+            named = str(exc).rpartition("$.")[2].rstrip("`").strip()  # "... - at `$.language`"
+            field = named if named in typed else "title"
+            errors = {field: SETTING_HINTS[field]}
+            return self._page(request, services, signed_in, tenant, typed=typed, field_errors=errors)
         except PressroomError as exc:
-            if exc.code == "invalid_timezone":
-                return self._page(
-                    request,
-                    services,
-                    signed_in,
-                    tenant,
-                    typed=typed,
-                    field_errors={
-                        "timezone": f"“{timezone}” is not a timezone; pick one from the list (e.g. Europe/Berlin)."
-                    },
-                )
+            coded = SETTING_CODES.get(exc.code)
+            if coded is not None:
+                hint = f"“{typed.get('timezone')}” is not a timezone; pick one from the list (e.g. Europe/Berlin)."
+                errors = {coded: hint if coded == "timezone" else SETTING_HINTS[coded]}
+                return self._page(request, services, signed_in, tenant, typed=typed, field_errors=errors)
             return self._page(
                 request, services, signed_in, tenant, typed=typed, errors=[error_message(exc)], status=exc.status
             )
-        notice(request, f"Settings saved: “{title}”, times in {timezone}.")
+        saved = services.site.settings(signed_in, tenant)
+        notice(request, f"Settings saved: “{saved.title}”, times in {saved.timezone}.")
         return see_other(url("sites", tenant, "site"))
 
     @post("/navigation", sync_to_thread=True)

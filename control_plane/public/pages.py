@@ -34,6 +34,11 @@ def _tags(ws: Workspace, *names: str) -> tuple[str, ...]:
     return (ws.tenant, *ws.cache.tags(*names))
 
 
+def _html_tags(ws: Workspace, *names: str) -> tuple[str, ...]:
+    """A page's tags: its own and the settings' (every HTML page shows the site's title and language)."""
+    return _tags(ws, *names, delivery.SETTINGS_TAG)
+
+
 def home(ws: Workspace) -> Page:
     with ws.reader() as tx:
         generation = queries.site_state(tx).generation
@@ -41,13 +46,13 @@ def home(ws: Workspace) -> Page:
         if row is not None and row.version >= generation:
             data = ws.store.get(delivery.HOME_KEY)
             if data is not None:
-                return Page(200, data, HTML, _tags(ws, "home"), "object")
+                return Page(200, data, HTML, _html_tags(ws, "home"), "object")
         html = render_home(delivery.site_view(ws, tx), delivery.listing_items(tx), theme=site_theme(ws, tx))
-    return Page(200, html.encode(), HTML, _tags(ws, "home"), "live")
+    return Page(200, html.encode(), HTML, _html_tags(ws, "home"), "live")
 
 
 def document(ws: Workspace, slug: str) -> Page:
-    tags = _tags(ws, f"doc:{slug}")
+    tags = _html_tags(ws, f"doc:{slug}")
     with ws.reader() as tx:
         found = queries.published_by_slug(tx, slug)
         if found is None:
@@ -58,7 +63,13 @@ def document(ws: Workspace, slug: str) -> Page:
         doc, revision = found
         key = delivery.page_key(slug)
         row = queries.rendered(tx, key)
-        if row is not None and row.document_id == doc.id and row.version == doc.published_version:
+        # Stored output is current while it shows this version with the settings as they are now.
+        if (
+            row is not None
+            and row.document_id == doc.id
+            and row.version == doc.published_version
+            and not delivery.stale_settings(tx, row)
+        ):
             data = ws.store.get(key)
             if data is not None:
                 return Page(200, data, HTML, tags, "object")
@@ -101,7 +112,8 @@ def aggregate(ws: Workspace, name: str) -> Page:
     """Sitemap, Atom or RSS: the stored object when it reflects the current generation, else live."""
     spec = aggregates.AGGREGATES[name]
     data, content_type, stored = aggregates.serve_aggregate(ws, name)
-    return Page(200, data, content_type, _tags(ws, spec.tag), "object" if stored else "live")
+    tags = _html_tags(ws, spec.tag) if spec.shows_settings else _tags(ws, spec.tag)
+    return Page(200, data, content_type, tags, "object" if stored else "live")
 
 
 def search_page(ws: Workspace, q: str) -> Page:
@@ -109,4 +121,4 @@ def search_page(ws: Workspace, q: str) -> Page:
     hits = search.search(ws, q, SEARCH_RESULTS)
     with ws.reader() as tx:
         html = render_search(delivery.site_view(ws, tx), q, hits, theme=site_theme(ws, tx))
-    return Page(200, html.encode(), HTML, _tags(ws, "search"), "live")
+    return Page(200, html.encode(), HTML, _html_tags(ws, "search"), "live")

@@ -49,12 +49,10 @@ class SiteController(Controller):
         services: Services,
         idempotency_key: IdempotencyKey = None,
     ) -> Response[dict[str, Any]]:
-        """Set the site's title and timezone (an IANA name such as ``Europe/Berlin``)."""
-        return respond(
-            services.site.configure(
-                principal, tenant, title=data.title, timezone=data.timezone, idempotency_key=idempotency_key
-            )
-        )
+        """Set the site's title, description, language (a BCP 47 tag such as ``pt-BR``) and timezone (an IANA
+        name such as ``Europe/Berlin``); a field left out stays. Every cached page that shows them is purged
+        before the answer, so the next request sees the change."""
+        return respond(services.site.configure(principal, tenant, data, idempotency_key=idempotency_key))
 
     @post("/search/rebuild", sync_to_thread=True, status_code=202)
     def rebuild_search(

@@ -18,6 +18,8 @@ class ResourceUpdate(msgspec.Struct, forbid_unknown_fields=True):
 class SettingsUpdate(msgspec.Struct, forbid_unknown_fields=True):
     title: Annotated[str, Meta(min_length=1, max_length=200)] | None = None
     timezone: Annotated[str, Meta(min_length=1, max_length=64)] | None = None
+    description: Annotated[str, Meta(max_length=500)] | None = None
+    language: Annotated[str, Meta(min_length=2, max_length=35)] | None = None
 
 
 class RebuildRequest(msgspec.Struct, forbid_unknown_fields=True):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from control_plane.auth import Principal
 from control_plane.commands import Command, CommandGate
-from control_plane.site.schemas import ResourceUpdate
+from control_plane.site.schemas import ResourceUpdate, SettingsUpdate
 from dispatch.runtime import CommandResult, ResourceOut, RuntimeClient, SiteSettingsOut
 from dispatch.runtime import messages as m
 
@@ -28,28 +28,20 @@ class SiteService:
         )
 
     def settings(self, principal: Principal, tenant: str) -> SiteSettingsOut:
-        """The site's title and timezone (dates are entered and shown in it)."""
+        """The site's title, description, language and timezone (dates are entered and shown in it)."""
         return self.runtime.site_settings(tenant, self.gate.reader(principal, tenant))
 
     def configure(
-        self,
-        principal: Principal,
-        tenant: str,
-        *,
-        title: str | None,
-        timezone: str | None,
-        idempotency_key: str | None = None,
+        self, principal: Principal, tenant: str, data: SettingsUpdate, *, idempotency_key: str | None = None
     ) -> CommandResult:
-        """Set the site's title and timezone (an IANA name)."""
+        """Set the site's title, description, language and timezone (an IANA name); what is not given stays.
+
+        The runtime purges, inside the request, every cached response that shows the settings."""
+        message = m.ConfigureSite(
+            title=data.title, timezone=data.timezone, description=data.description, language=data.language
+        )
         return self.gate.execute(
-            principal,
-            Command(
-                tenant,
-                "site.admin",
-                "site.configure",
-                m.ConfigureSite(title=title, timezone=timezone),
-                idempotency_key=idempotency_key,
-            ),
+            principal, Command(tenant, "site.admin", "site.configure", message, idempotency_key=idempotency_key)
         )
 
     def rebuild_search(self, principal: Principal, tenant: str, *, force: bool) -> CommandResult:

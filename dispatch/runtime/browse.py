@@ -17,7 +17,7 @@ from dispatch.runtime.views import (
     SiteSettingsOut,
 )
 from dispatch.settings import DispatchSettings
-from tenant_runtime import queries
+from tenant_runtime import delivery, queries
 from tenant_runtime.actions.site import configure_site
 from tenant_runtime.ids import as_utc
 from tenant_runtime.operation_states import CANCELLED, DEAD, FAILED, SCHEDULED, SUCCEEDED, SUPERSEDED
@@ -99,13 +99,32 @@ def _release(tx: Session, ws: Workspace, q: m.GetReleaseContents, dispatch: Disp
 @query(m.GetSiteSettings)
 def _settings(tx: Session, ws: Workspace, q: m.GetSiteSettings, dispatch: DispatchSettings) -> SiteSettingsOut:
     state = queries.site_state(tx)
-    return SiteSettingsOut(title=state.title or ws.tenant, timezone=state.timezone or "UTC")
+    return SiteSettingsOut(
+        title=state.title or ws.tenant,
+        timezone=state.timezone or "UTC",
+        description=state.description,
+        language=state.language or "en",
+    )
 
 
 @command(m.ConfigureSite)
 def _configure(tx: Session, ws: Workspace, actor: Actor, c: m.ConfigureSite) -> Effect:
-    state = configure_site(tx, actor, title=c.title, timezone=c.timezone)
-    return Effect(200, {"title": state.title or ws.tenant, "timezone": state.timezone})
+    state, changed = configure_site(
+        tx, actor, title=c.title, timezone=c.timezone, description=c.description, language=c.language
+    )
+    body = {
+        "title": state.title or ws.tenant,
+        "timezone": state.timezone,
+        "description": state.description,
+        "language": state.language,
+        "changed": changed,
+    }
+    effect = Effect(200, body)
+    if changed:
+        # Bounded, regenerates no stored file: every cached response showing the settings goes now; the
+        # public server renders stored pages live from here on (delivery.SETTINGS_TAG, settings_version).
+        effect.after_commit.append(lambda: ws.log.info("settings.purged", tags=delivery.purge_settings(ws)))
+    return effect
 
 
 __all__ = ["MAX_PAGE"]

@@ -79,7 +79,7 @@ class InProcessRuntime:
         actor.require("site.admin")
         ws = self.factory.create(tenant)
         with ws.transaction() as tx:
-            state = configure_site(tx, actor, title=command.title)
+            state, _ = configure_site(tx, actor, title=command.title or None)
         return CommandResult(201, {"tenant": tenant, "title": state.title})
 
     def _set_service_status(self, tenant: str, actor: Actor, command: m.SetServiceStatus) -> CommandResult:

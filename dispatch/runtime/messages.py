@@ -302,6 +302,8 @@ class GetReleaseContents(Message, frozen=True):
 class ConfigureSite(Message, frozen=True):
     title: str | None = None
     timezone: str | None = None
+    description: str | None = None
+    language: str | None = None
 
 
 class Command(msgspec.Struct, frozen=True):

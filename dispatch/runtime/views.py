@@ -224,6 +224,8 @@ class ReleaseContents(msgspec.Struct):
 class SiteSettingsOut(msgspec.Struct):
     title: str
     timezone: str
+    description: str = ""
+    language: str = "en"
 
 
 class CommandResult(msgspec.Struct):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sqlmodel import Session
@@ -14,6 +15,12 @@ from tenant_runtime.workflows import SeedExampleSiteParameters
 from tenant_runtime.workspace.access import Actor
 from tenant_runtime.workspace.models import Operation, SiteState
 
+MAX_TITLE = 200
+MAX_DESCRIPTION = 500
+# A BCP 47 language tag as pages (``<html lang>``) and feeds carry it: a 2-3 letter language, then subtags.
+LANGUAGE_TAG = re.compile(r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$")
+SETTINGS = ("title", "description", "language", "timezone")
+
 
 def request_seed(tx: Session, tenant: str, actor: Actor) -> Operation:
     """Queue the seed_example_site flow for this tenant."""
@@ -23,20 +30,70 @@ def request_seed(tx: Session, tenant: str, actor: Actor) -> Operation:
     return operation
 
 
-def configure_site(tx: Session, actor: Actor, *, title: str | None = None, timezone: str | None = None) -> SiteState:
-    """Set the site's title and timezone (an IANA name, checked here)."""
-    actor.require("site.admin")
-    state = tx.get(SiteState, 1) or SiteState()
+def checked_settings(
+    *,
+    title: str | None = None,
+    description: str | None = None,
+    language: str | None = None,
+    timezone: str | None = None,
+) -> dict[str, str]:
+    """The given settings, normalized; a 400 naming the first one that is not valid."""
+    wanted: dict[str, str] = {}
     if title is not None:
-        state.title = title.strip()[:200]
+        if not title.strip():
+            raise BadRequest("The title cannot be empty.", details={"field": "title"}, code="invalid_title")
+        wanted["title"] = title.strip()[:MAX_TITLE]
+    if description is not None:
+        if len(description) > MAX_DESCRIPTION:
+            raise BadRequest(
+                f"The description is at most {MAX_DESCRIPTION} characters.",
+                details={"field": "description", "max": MAX_DESCRIPTION},
+                code="invalid_description",
+            )
+        wanted["description"] = " ".join(description.split())
+    if language is not None:
+        if not LANGUAGE_TAG.match(language) or len(language) > 35:
+            raise BadRequest(
+                "The language is a BCP 47 tag such as en, fr or pt-BR.",
+                details={"field": "language", "language": language},
+                code="invalid_language",
+            )
+        wanted["language"] = language
     if timezone is not None:
         try:
             ZoneInfo(timezone)
         except (ZoneInfoNotFoundError, ValueError):
             raise BadRequest("Unknown timezone.", details={"timezone": timezone}, code="invalid_timezone") from None
-        state.timezone = timezone
-    state.generation += 1
-    state.updated_at = utcnow()
-    tx.add(state)
-    audit.record(tx, "site.configure", actor, "site", "site", title=state.title, timezone=state.timezone)
-    return state
+        wanted["timezone"] = timezone
+    return wanted
+
+
+def configure_site(
+    tx: Session,
+    actor: Actor,
+    *,
+    title: str | None = None,
+    description: str | None = None,
+    language: str | None = None,
+    timezone: str | None = None,
+) -> tuple[SiteState, list[str]]:
+    """Set the site's title, description, language and timezone (an IANA name); the state and what changed.
+
+    A change bumps the settings version (every stored page shows the old settings from then on, so the
+    public server renders pages live until they are delivered again) and the generation (home and feeds).
+    """
+    actor.require("site.admin")
+    wanted = checked_settings(title=title, description=description, language=language, timezone=timezone)
+    existing = tx.get(SiteState, 1)
+    state = existing or SiteState()
+    changed = [name for name in SETTINGS if name in wanted and getattr(state, name) != wanted[name]]
+    for name in changed:
+        setattr(state, name, wanted[name])
+    if changed or existing is None:
+        state.settings_version += 1
+        state.generation += 1
+        state.updated_at = utcnow()
+        tx.add(state)
+    now = {name: getattr(state, name) for name in SETTINGS}
+    audit.record(tx, "site.configure", actor, "site", "site", changed=changed, **now)
+    return state, changed

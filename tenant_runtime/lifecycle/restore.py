@@ -25,6 +25,7 @@ from sqlmodel import Session, col, select, text
 
 from tenant_runtime import audit, queries
 from tenant_runtime.actions.publishing import bump_generation
+from tenant_runtime.actions.site import SETTINGS as SITE_SETTINGS
 from tenant_runtime.actions.site_resources import RESOURCES, get_resource, resource_content
 from tenant_runtime.errors import BadRequest, NotFound
 from tenant_runtime.ids import as_utc, utcnow
@@ -34,6 +35,7 @@ from tenant_runtime.workspace import AuditEntry, Document, EntityHistory, Revisi
 from tenant_runtime.workspace.history import HISTORY_START, format_time, parse_time
 
 RESTORE_AUDIT = "site.restore"
+SITE_DEFAULTS = {"description": "", "language": "en"}
 DELIVERY_BATCH = 50  # documents per pass of the delivery pipeline (each step's result stays small)
 
 _LAST_AT = text(
@@ -107,7 +109,7 @@ class Plan:
     changes: list[dict[str, Any]] = field(default_factory=list)
     documents: list[DocumentPlan] = field(default_factory=list)
     resources: list[ResourcePlan] = field(default_factory=list)
-    site: tuple[str, str] | None = None  # title, timezone
+    site: dict[str, str] | None = None  # the settings at T (SITE_SETTINGS) when they differ from now
     store: ObjectStore | None = None  # where spilled version bodies are read from
 
 
@@ -157,16 +159,12 @@ def plan_restore(tx: Session, at: datetime, store: ObjectStore | None = None) ->
         _plan_resource(tx, plan, name, states.get(("site_resource", name)))
     site = states.get(("site", "site"))
     current = queries.site_state(tx)
-    if site is not None and (site["title"], site["timezone"]) != (current.title, current.timezone):
-        plan.site = (str(site["title"]), str(site["timezone"]))
-        plan.changes.append(
-            {
-                "entity": "site",
-                "id": "site",
-                "before": {"title": current.title, "timezone": current.timezone},
-                "after": {"title": plan.site[0], "timezone": plan.site[1]},
-            }
-        )
+    before = {name: str(getattr(current, name)) for name in SITE_SETTINGS}
+    # History rows from before description and language were settings hold neither: they were the defaults.
+    after = {name: str(site.get(name, SITE_DEFAULTS.get(name, ""))) for name in SITE_SETTINGS} if site else None
+    if after is not None and after != before:
+        plan.site = after
+        plan.changes.append({"entity": "site", "id": "site", "before": before, "after": after})
     return plan
 
 
@@ -306,7 +304,9 @@ def apply_restore(
     site_tags = _apply_resources(tx, actor, plan.resources)
     if plan.site is not None:
         state = tx.get(SiteState, 1) or SiteState()
-        state.title, state.timezone = plan.site
+        for name, value in plan.site.items():
+            setattr(state, name, value)
+        state.settings_version += 1  # stored pages show the settings of before: the public server renders live
         tx.add(state)
         # The site's title is on every page: every published page is delivered again.
         delivered = {doc for doc, _ in items}

@@ -43,7 +43,9 @@ def _feed(site: SiteView, items: list[ListingItem], updated: datetime, *, self_u
     fg.link(href=site.home_url, rel="alternate")
     # Pinned so that upgrading feedgen does not change every stored feed's hash.
     fg.generator("Pressroom")
-    fg.description(title)  # RSS requires a description; Atom shows it as the subtitle.
+    # RSS requires a description; Atom shows it as the subtitle.
+    fg.description(_xml_text(site.description) or title)
+    fg.language(site.language)
     fg.updated(updated)
     # FeedGenerator() starts with lastBuildDate = now; updated() overwrites it today, this keeps it so.
     fg.lastBuildDate(updated)

@@ -36,6 +36,8 @@ class SiteView:
     timezone: str = "UTC"
     # The published navigation: (label, href); an href starting with "/" is inside the site.
     navigation: tuple[tuple[str, str], ...] = ()
+    description: str = ""
+    language: str = "en"  # a BCP 47 tag (<html lang>, the feeds' language)
 
     def __post_init__(self) -> None:
         # Invariants, not user input: actions validate settings before a view is ever built.

@@ -74,7 +74,10 @@ TRACKED: dict[type, Tracked] = {
         lambda r: {"version": r.version, "published_version": r.published_version},
     ),
     SiteState: Tracked(
-        "site", lambda s: "site", ("title", "timezone"), lambda s: {"title": s.title, "timezone": s.timezone}
+        "site",
+        lambda s: "site",
+        ("title", "timezone", "description", "language"),
+        lambda s: {"title": s.title, "timezone": s.timezone, "description": s.description, "language": s.language},
     ),
     WebhookEndpoint: Tracked(
         "webhook",

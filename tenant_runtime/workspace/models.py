@@ -153,6 +153,7 @@ class RenderedObject(WorkspaceModel, table=True):
     sha256: str
     operation_id: str | None = None
     updated_at: datetime = Field(default_factory=utcnow)
+    settings_version: int = 0  # the site settings it was rendered with (SiteState.settings_version)
 
 
 class IdempotencyRecord(WorkspaceModel, table=True):
@@ -186,7 +187,11 @@ class SiteState(WorkspaceModel, table=True):
     id: int = Field(default=1, primary_key=True)
     title: str = ""
     timezone: str = "UTC"
+    description: str = ""
+    language: str = "en"
     generation: int = 0
+    # Bumped by every settings change; a rendered object older than it shows old settings.
+    settings_version: int = 0
     updated_at: datetime = Field(default_factory=utcnow)
 
 

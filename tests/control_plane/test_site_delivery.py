@@ -12,9 +12,11 @@ from litestar.testing import TestClient
 from control_plane.public.app import create_site_app
 from control_plane.settings import ControlPlaneSettings, Settings
 from dispatch.settings import DispatchSettings
-from tenant_runtime import aggregates, public_records, search
-from tenant_runtime.workspace import Workspace, WorkspaceFactory
-from tests.tenant_runtime.content import publish
+from tenant_runtime import aggregates, delivery, public_records, search
+from tenant_runtime.actions.site import configure_site
+from tenant_runtime.errors import BadRequest
+from tenant_runtime.workspace import SiteState, Workspace, WorkspaceFactory
+from tests.tenant_runtime.content import OWNER, publish
 
 
 @pytest.fixture
@@ -42,7 +44,7 @@ def test_search_never_fails_and_echoes_the_query_escaped(site: TestClient[Any], 
 
     assert response.status_code == 200 and response.headers["content-type"].startswith("text/html")
     assert "<script>alert(1)</script>" not in response.text
-    assert set(response.headers["xkey"].split()) == {"acme", "acme:search"}
+    assert set(response.headers["xkey"].split()) == {"acme", "acme:search", "acme:settings"}
 
 
 def test_search_results_are_cached_per_query_and_dropped_by_the_search_tag(
@@ -84,7 +86,8 @@ def test_aggregates_are_served_stored_when_current_else_live(
 
     assert stored.status_code == 200 and stored.headers["x-pressroom-source"] == "object"
     assert stored.headers["content-type"].startswith(content_type)
-    assert set(stored.headers["xkey"].split()) == {"acme", tag}
+    shows_settings = {"acme:feeds": {"acme:settings"}}.get(tag, set())
+    assert set(stored.headers["xkey"].split()) == {"acme", tag, *shows_settings}
     assert stored.content == live.content  # live and stored renders are the same bytes
     urls = [el.text or el.get("href") for el in ET.fromstring(stored.content).iter()]
     assert "http://site.test/acme/first-post" in urls
@@ -139,3 +142,60 @@ def test_settings_for_site_cache_purge_networks_and_migrations(tmp_path) -> None
     for name, value in (("PRESSROOM_SITE_CACHE", "maybe"), ("PRESSROOM_PURGE_ALLOW", "not-a-net")):
         with pytest.raises(ValueError, match=name):
             ControlPlaneSettings.from_env({name: value})
+
+
+def test_a_settings_change_shows_on_the_next_request_without_rewriting_a_stored_page(
+    site: TestClient[Any], workspace: Workspace
+) -> None:
+    document, operation = publish(workspace, "hello", title="Hello")
+    delivery.render_document_page(workspace, document.id, document.version, operation.id)
+    stored = site.get("/acme/hello")
+    assert stored.headers["x-pressroom-source"] == "object" and "<title>Hello · acme</title>" in stored.text
+    assert site.get("/acme/hello").headers["x-pressroom-source"] == "cache"
+    object_before = workspace.store.get(delivery.page_key("hello"))
+
+    with workspace.transaction() as tx:
+        _, changed = configure_site(tx, OWNER, title="The Hello Times", language="de", description="Nur Gutes.")
+    assert changed == ["title", "description", "language"]
+    assert delivery.purge_settings(workspace) == ["acme:settings"]
+    site.app.state.site.cache.purge(["acme:settings"])  # what the purge reaches when the site server caches
+
+    fresh = site.get("/acme/hello")
+    assert fresh.headers["x-pressroom-source"] == "live"  # the stored page shows the old title: not served
+    assert "<title>Hello · The Hello Times</title>" in fresh.text and '<html lang="de">' in fresh.text
+    assert '<meta name="description" content="Nur Gutes.">' in fresh.text
+    assert "The Hello Times" in site.get("/acme").text and "Nur Gutes." in site.get("/acme/feed.xml").text
+    assert workspace.store.get(delivery.page_key("hello")) == object_before  # nothing re-rendered in the request
+
+    # The next delivery of the page stores it with the settings it shows; the public server serves it again.
+    delivery.render_document_page(workspace, document.id, document.version, operation.id)
+    site.app.state.site.cache.purge(["acme:doc:hello"])
+    again = site.get("/acme/hello")
+    assert again.headers["x-pressroom-source"] == "object" and again.content == fresh.content
+
+
+def test_settings_are_checked_and_an_unchanged_value_changes_nothing(workspace: Workspace) -> None:
+    with workspace.transaction() as tx:
+        state, changed = configure_site(tx, OWNER, title="Acme", timezone="Europe/Paris")
+    version = state.settings_version
+    for bad, code in (
+        ({"language": "english please"}, "invalid_language"),
+        ({"language": "e"}, "invalid_language"),
+        ({"description": "x" * 501}, "invalid_description"),
+        ({"title": "   "}, "invalid_title"),
+        ({"timezone": "Mars/Olympus"}, "invalid_timezone"),
+    ):
+        with pytest.raises(BadRequest) as refused, workspace.transaction() as tx:
+            configure_site(tx, OWNER, **{"title": "Changed", **bad})
+        assert refused.value.code == code and refused.value.status == 400
+    with workspace.reader() as tx:
+        unchanged = tx.get(SiteState, 1)
+        assert unchanged is not None and (unchanged.title, unchanged.settings_version) == ("Acme", version)
+
+    with workspace.transaction() as tx:
+        state, changed = configure_site(tx, OWNER, title=" Acme ", timezone="Europe/Paris", language="en")
+    assert changed == [] and state.settings_version == version
+    with workspace.transaction() as tx:
+        state, changed = configure_site(tx, OWNER, description="  Two\n lines  ", language="pt-BR")
+    assert changed == ["description", "language"] and state.settings_version == version + 1
+    assert (state.description, state.language) == ("Two lines", "pt-BR")

@@ -23,6 +23,25 @@ def test_settings_are_saved_and_a_bad_timezone_is_refused_next_to_its_field(dash
     assert dashboard.services.site.settings(_owner(dashboard), "acme").timezone == "Asia/Tokyo"
 
 
+def test_description_and_language_are_saved_and_a_bad_language_is_refused_next_to_its_field(
+    dashboard: Dashboard,
+) -> None:
+    browser = dashboard.browser(dashboard.tenant("acme"))
+    page = browser.get("/dashboard/sites/acme/site")
+    assert 'id="description"' in page.text and 'id="language"' in page.text and 'value="en"' in page.text
+    form = {"title": "Acme", "timezone": "UTC", "description": "All the news.", "language": "english"}
+
+    bad = browser.post("/dashboard/sites/acme/site/settings", form)
+    assert bad.status_code == 400 and 'id="language-error"' in bad.text and "pt-BR" in bad.text
+    assert 'value="english"' in bad.text and "All the news.</textarea>" in bad.text  # what was typed stays
+    assert dashboard.services.site.settings(_owner(dashboard), "acme").description == ""  # nothing half-saved
+    saved = browser.post("/dashboard/sites/acme/site/settings", {**form, "language": "fr"})
+
+    assert "Settings saved" in _flash(saved.text)
+    settings = dashboard.services.site.settings(_owner(dashboard), "acme")
+    assert (settings.description, settings.language) == ("All the news.", "fr")
+
+
 def _owner(dashboard: Dashboard) -> Principal:
     return OPERATOR
 

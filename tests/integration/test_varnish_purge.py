@@ -8,6 +8,7 @@ backend count.
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 from collections import Counter
 from collections.abc import Iterator
@@ -20,6 +21,9 @@ import httpx
 import pytest
 
 from control_plane.public.app import create_site_asgi
+from dispatch.runtime import messages as m
+from dispatch.runtime.in_process import InProcessRuntime
+from dispatch.settings import DispatchSettings
 from tenant_runtime.actions.documents import create_document
 from tenant_runtime.actions.publishing import publish_document
 from tenant_runtime.edge.varnish import render_vcl
@@ -65,6 +69,10 @@ class Site:
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     """The public site server on a free port, over two tenants whose documents are published."""
     settings = make_settings(tmp_path_factory.mktemp("site") / "data")
+    # As deployed behind Varnish (PRESSROOM_SITE_CACHE=false): the edge caches, the site server keeps no copy.
+    settings = dataclasses.replace(
+        settings, control_plane=settings.control_plane.model_copy(update={"site_cache": False})
+    )
     factory = WorkspaceFactory(settings.runtime)
     for tenant, documents in DOCUMENTS.items():
         ws = factory.create(tenant)
@@ -113,7 +121,7 @@ def test_first_get_is_a_miss_and_the_second_a_hit_without_the_backend(
     first = client.get(f"{edge.url}/acme/about")
     assert first.status_code == 200
     assert first.headers["x-cache"] == "MISS"
-    assert first.headers["xkey"] == "acme acme:doc:about"
+    assert first.headers["xkey"] == "acme acme:doc:about acme:settings"
     assert len(first.headers["x-varnish"].split()) == 1  # one transaction id: fetched, not from cache
     assert site.hits["/acme/about"] == before + 1
 
@@ -221,6 +229,48 @@ def test_a_workspace_configured_with_the_varnish_purge_url_purges_its_own_tags(
     verdicts = fetch(client, edge, PAGES)
     assert verdicts.pop("/globex/news") == "MISS"
     assert set(verdicts.values()) == {"HIT"}
+
+
+def test_a_settings_change_is_on_the_next_request_and_purges_exactly_what_shows_the_settings(
+    edge: Varnish, site: Site, client: httpx.Client
+) -> None:
+    """The settings command, as the API runs it, on a runtime wired to this Varnish: inside the request it
+    purges every page and feed that shows the settings, and the next request through the edge shows them;
+    the public record, the sitemap and the other tenant stay cached. No flow, no re-render of stored files."""
+    feeds = ["/acme/feed.xml", "/acme/rss.xml"]
+    untouched = ["/acme/sitemap.xml", "/api/public/acme/content/about", *GLOBEX]
+    fetch(client, edge, PAGES + feeds + untouched)
+    assert set(fetch(client, edge, PAGES + feeds + untouched).values()) == {"HIT"}
+    stored = client.get(f"{edge.url}/acme/about")
+    assert "<title>acme about · acme</title>" in stored.text
+    before = site.hits.copy()
+
+    runtime = site.settings.runtime.model_copy(update={"purge_url": edge.url})
+    commands = InProcessRuntime(WorkspaceFactory(runtime), DispatchSettings(ui_url="http://prefect.test"), None)
+    owner = m.ActorRef(id="u-owner", role="owner")
+    settings = m.ConfigureSite(title="Acme Weekly", description="News from Acme & co.", language="fr-CA")
+    answer = commands.execute("acme", m.Command(actor=owner, scope="site.configure", message=settings))
+    assert answer.status_code == 200
+    assert answer.body["changed"] == ["title", "description", "language"]
+
+    verdicts = fetch(client, edge, PAGES + feeds + untouched)
+    assert {path: verdicts[path] for path in ACME + feeds} == dict.fromkeys(ACME + feeds, "MISS")
+    assert {path: verdicts[path] for path in untouched} == dict.fromkeys(untouched, "HIT")
+    assert site.hits - before == Counter(dict.fromkeys(ACME + feeds, 1))
+    page = client.get(f"{edge.url}/acme/about")
+    assert page.headers["x-cache"] == "HIT"  # the live render is what the edge now keeps
+    assert '<html lang="fr-CA">' in page.text and "<title>acme about · Acme Weekly</title>" in page.text
+    assert '<meta name="description" content="News from Acme &amp; co.">' in page.text
+    home = client.get(f"{edge.url}/acme").text
+    assert "<h1>Acme Weekly</h1>" in home and "News from Acme &amp; co." in home
+    rss = client.get(f"{edge.url}/acme/rss.xml").text
+    assert "<title>Acme Weekly</title>" in rss and "<language>fr-CA</language>" in rss
+    assert "News from Acme &amp; co." in rss
+
+    # The same settings again change nothing: nothing is purged, the edge keeps every page.
+    again = commands.execute("acme", m.Command(actor=owner, scope="site.configure", message=settings))
+    assert again.status_code == 200 and again.body["changed"] == []
+    assert set(fetch(client, edge, ACME + feeds).values()) == {"HIT"}
 
 
 # --- the template itself ------------------------------------------------------------------------

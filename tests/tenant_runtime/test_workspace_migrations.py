@@ -134,6 +134,11 @@ BACKFILLED = {
     ("operation", "restarts"),
     ("document", "fields"),
     ("revision", "fields"),
+    # 0011: every stored object was rendered with the settings as they are (version 0); the defaults.
+    ("rendered_object", "settings_version"),
+    ("site_state", "description"),
+    ("site_state", "language"),
+    ("site_state", "settings_version"),
 }
 
 
@@ -196,6 +201,9 @@ def test_a_pre_alembic_workspace_upgrades_in_place_on_open_without_losing_a_row(
     # 0009 adds custom field values.
     added["revision"].add("fields")
     added["document"] = {"fields"}
+    # 0011 adds the site's description and language, and the settings version of the site and of objects.
+    added["site_state"] = {"description", "language", "settings_version"}
+    added["rendered_object"] = {"settings_version"}
     if dump == NO_BATCH_ID:
         added["operation"].add("batch_id")
     assert _added_columns(before, after) == added

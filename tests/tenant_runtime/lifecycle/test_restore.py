@@ -108,3 +108,40 @@ def test_a_restore_point_needs_an_offset_and_the_history_to_cover_it(workspace: 
     with workspace.transaction() as tx, pytest.raises(BadRequest) as early:
         request_restore(tx, workspace.tenant, OWNER, utcnow().replace(year=2000))
     assert early.value.code == "restore_point_unavailable"
+
+
+def test_restore_to_t_puts_the_site_settings_of_t_back_and_stored_pages_stop_being_current(
+    workspace: Workspace,
+) -> None:
+    from tenant_runtime.actions.site import configure_site
+    from tenant_runtime.workspace import SiteState
+
+    with workspace.transaction() as tx:
+        configure_site(tx, OWNER, title="Old Times", description="Then.", language="de")
+    publish(workspace, "about", body="words")
+    time.sleep(0.01)
+    at = utcnow()
+    time.sleep(0.01)
+    with workspace.transaction() as tx:
+        state, _ = configure_site(tx, OWNER, title="New Times", description="Now.", language="fr")
+        version = state.settings_version
+
+    with workspace.reader() as tx:
+        plan = plan_restore(tx, at)
+    site = next(c for c in plan.changes if c["entity"] == "site")
+    assert (site["before"]["title"], site["after"]["title"]) == ("New Times", "Old Times")
+    assert (site["before"]["language"], site["after"]["language"]) == ("fr", "de")
+    assert site["after"]["description"] == "Then." and site["after"]["timezone"] == "UTC"
+
+    with workspace.transaction() as tx:
+        operation, snapshot = request_restore(tx, workspace.tenant, OWNER, at)
+        operation_id, snapshot_id = operation.id, snapshot.id
+    _write_snapshot(workspace, snapshot_id)
+    with workspace.transaction() as tx:
+        applied = apply_restore(tx, "test", operation_id, at, snapshot_id, workspace.store)
+    assert applied.items  # the site's settings are on every page: every published page is delivered again
+    with workspace.reader() as tx:
+        restored = tx.get(SiteState, 1)
+        assert restored is not None
+        assert (restored.title, restored.description, restored.language) == ("Old Times", "Then.", "de")
+        assert restored.settings_version == version + 1
