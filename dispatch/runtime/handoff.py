@@ -6,11 +6,17 @@ relay for that tenant on its own thread and event loop (where its Prefect
 client lives), one pass at a time, coalescing notices that arrive while a
 tenant is waiting or being relayed into one more pass. Whatever it cannot send
 stays unsent for the worker's sweep.
+
+A pass runs in a context of its own, bound to its tenant: never in the
+context of the request whose notice scheduled it (``call_soon_threadsafe``
+and tasks copy the caller's context by default, so a coalesced pass would
+log under an earlier request's id and path).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -51,7 +57,7 @@ class RelayHandoff:
             if tenant in self._pending:
                 return  # a pass is already due and will see this commit too
             self._pending.add(tenant)
-        loop.call_soon_threadsafe(self._schedule, tenant)
+        loop.call_soon_threadsafe(self._schedule, tenant, context=contextvars.Context())
 
     def flush(self, timeout: float = 10.0) -> bool:
         """Wait until every notified tenant has been relayed; False if ``timeout`` passed first."""
@@ -84,13 +90,14 @@ class RelayHandoff:
                 return  # the pass in flight re-runs when it ends (the tenant is still pending)
             self._pending.discard(tenant)
             self._running.add(tenant)
-        task = asyncio.ensure_future(self._pass(tenant))
+        task = asyncio.get_running_loop().create_task(self._pass(tenant), context=contextvars.Context())
         self._tasks.add(task)  # the loop keeps only a weak reference to a task
         task.add_done_callback(self._tasks.discard)
 
     async def _pass(self, tenant: str) -> None:
         if self._gate is None:  # created on the hand-off's own loop
             self._gate = asyncio.Semaphore(PASSES_AT_ONCE)
+        structlog.contextvars.bind_contextvars(tenant=tenant)  # this task's own context (see the docstring)
         try:
             async with self._gate:
                 await self._relay_tenant(tenant)

@@ -7,6 +7,7 @@ import threading
 from collections.abc import Iterator
 
 import pytest
+import structlog
 
 from dispatch.prefect_twin import RecordingPrefect
 from dispatch.relay import Relay
@@ -150,3 +151,30 @@ def test_the_hand_off_relays_each_notice_once_more_after_a_running_pass_and_surv
         handoff.close()
     handoff.close()  # closing twice is harmless
     assert handoff.flush(0)  # nothing is pending after a close
+
+
+def test_a_relay_pass_logs_under_its_tenant_never_under_the_request_that_notified_it() -> None:
+    """A notice from request B that coalesces into the pass after request A's must not carry A's (or B's)
+    request id: passes serve many commands, so they run in a context of their own, bound to the tenant."""
+    seen: list[dict[str, object]] = []
+    started, release = threading.Event(), threading.Event()
+
+    async def relay_tenant(tenant: str) -> int:
+        seen.append(dict(structlog.contextvars.get_contextvars()))
+        if len(seen) == 1:
+            started.set()
+            await asyncio.to_thread(release.wait, 10)
+        return 1
+
+    handoff = RelayHandoff(relay_tenant)
+    try:
+        for request_id in ("req-a", "req-b"):
+            with structlog.contextvars.bound_contextvars(request_id=request_id, path="/api/tenants/acme/documents"):
+                handoff.notify("acme")
+            if request_id == "req-a":
+                assert started.wait(10)
+        release.set()
+        assert handoff.flush(10)
+    finally:
+        handoff.close()
+    assert seen == [{"tenant": "acme"}, {"tenant": "acme"}]
