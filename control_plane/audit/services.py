@@ -18,7 +18,7 @@ from sqlmodel import Session, col, select
 from control_plane.audit.schemas import AuditEntryOut
 from control_plane.auth import Principal
 from control_plane.commands import CommandGate
-from control_plane.db.models import OperatorAudit, User
+from control_plane.db.models import Membership, OperatorAudit, Tenant, User
 from dispatch.runtime import RuntimeClient
 from dispatch.runtime.audit import ListAudit, ListAuditActions, SiteAuditOut
 from tenant_runtime.errors import BadRequest
@@ -136,7 +136,7 @@ class AuditService:
                 heapq.merge(site_rows, control_rows, key=lambda row: (row.created_at, row.source), reverse=True)
             )
             consumed, page = merged[:wanted], merged[offset:wanted]
-            names = self._names(session, {row.actor for row in page})
+            names = self._names(session, tenant, {row.actor for row in page})
         for row in page:
             row.actor_name = names.get(row.actor)
         following = None
@@ -161,12 +161,19 @@ class AuditService:
         return sorted(set(site) | control)
 
     @staticmethod
-    def _names(session: Session, actors: set[str]) -> dict[str, str]:
-        """The names of the actors that are users (one query)."""
+    def _names(session: Session, tenant: str, actors: set[str]) -> dict[str, str]:
+        """The names this site knows its actors by (one query): members' names here, never the name another
+        site gave the same person; someone no longer a member is shown by id."""
         users = [actor for actor in actors if actor.startswith("usr_")]
         if not users:
             return {}
-        return {user.id: user.name for user in session.exec(select(User).where(col(User.id).in_(users)))}
+        query = (
+            select(Membership, User)
+            .join(User, col(User.id) == col(Membership.user_id))
+            .join(Tenant, col(Tenant.id) == col(Membership.tenant_id))
+            .where(Tenant.slug == tenant, col(User.id).in_(users))
+        )
+        return {user.id: member.display_name(user) for member, user in session.exec(query)}
 
 
 __all__ = ["AuditCursor", "AuditPage", "AuditService"]

@@ -113,7 +113,7 @@ def new_member_token(session: Session, tenant: Tenant, role: str, *, name: str =
     user = User(name=name or f"{tenant.slug} {role}")
     session.add(user)
     session.flush()
-    session.add(Membership(user_id=user.id, tenant_id=tenant.id, role=role))
+    session.add(Membership(user_id=user.id, tenant_id=tenant.id, role=role, name=user.name))
     return new_token_for(session, user.id, tenant.id, label=name)
 
 

@@ -47,6 +47,12 @@ class Membership(ControlPlaneModel, table=True):
     tenant_id: int = Field(foreign_key="tenant.id", index=True)
     role: str = Field(max_length=20)  # owner | editor | viewer
     created_at: datetime = Field(default_factory=utcnow)
+    # The member's name in this site, as its owner typed it: one person's sites never see each other's
+    # names for them (None on rows from before revision 0006: the user's name, which that site gave).
+    name: str | None = Field(default=None, max_length=200)
+
+    def display_name(self, user: User) -> str:
+        return self.name if self.name is not None else user.name
 
 
 class ApiToken(ControlPlaneModel, table=True):

@@ -100,7 +100,7 @@ def invite(
         select(Membership).where(Membership.user_id == user.id, Membership.tenant_id == tenant_id)
     ).first():
         raise AlreadyExists("This person is a member of the site already.", code="member_exists")
-    member = Membership(user_id=user.id, tenant_id=tenant_id, role=role)
+    member = Membership(user_id=user.id, tenant_id=tenant_id, role=role, name=name.strip())
     session.add(member)
     token, row = new_token_for(session, user.id, tenant_id, label="invitation")
     record(session, actor, "member.invite", tenant=tenant.slug, object_type="member", object_id=user.id, role=role)

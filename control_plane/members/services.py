@@ -42,7 +42,7 @@ Answer = tuple[int, dict[str, Any], dict[str, Any]]
 def member_out(member: Membership, user: User, active_tokens: int) -> MemberOut:
     return MemberOut(
         id=user.id,
-        name=user.name,
+        name=member.display_name(user),
         email=user.email,
         role=member.role,
         created_at=as_utc(member.created_at),
@@ -102,7 +102,9 @@ class MemberService:
                 .join(User, col(User.id) == col(Membership.user_id))
                 .outerjoin(active, active.c.user_id == col(Membership.user_id))
                 .where(Membership.tenant_id == row.id)
-                .order_by(col(Membership.role) != "owner", col(User.name), col(User.id))
+                .order_by(
+                    col(Membership.role) != "owner", func.coalesce(col(Membership.name), col(User.name)), col(User.id)
+                )
                 .offset(offset)
                 .limit(limit)
             )
@@ -130,7 +132,9 @@ class MemberService:
             )
             if not revoked:
                 query = query.where(col(ApiToken.revoked_at).is_(None))
-            return [token_out(token, user.name, member.role) for token, member, user in session.exec(query)]
+            return [
+                token_out(token, member.display_name(user), member.role) for token, member, user in session.exec(query)
+            ]
 
     # --- commands ------------------------------------------------------------------------------------
 
@@ -207,7 +211,8 @@ class MemberService:
                 select(Membership).where(Membership.tenant_id == row.id, Membership.user_id == token.user_id)
             ).first()
             user = session.get(User, token.user_id)
-            name, role = (user.name if user is not None else ""), (holder.role if holder is not None else "")
+            name = holder.display_name(user) if holder is not None and user is not None else ""
+            role = holder.role if holder is not None else ""
             body = msgspec.to_builtins(token_out(token, name, role))
             return 200, body, body
 

@@ -341,3 +341,29 @@ def test_a_change_that_loses_a_race_is_a_409_and_writes_nothing(site: Site, monk
     monkeypatch.undo()
     assert "Race" not in {m["name"] for m in site.members()}
     assert "member.invite" not in {e["action"] for e in site.audit()}
+
+
+def test_one_email_in_two_sites_has_each_sites_own_name_and_neither_site_sees_the_other_name(site: Site) -> None:
+    """A second site's invitation of a known email joins the same person (one sign-in per site), but what
+    it answers and lists is the name its own owner typed: never the name the first site stored."""
+    first = site.invite("Alice Liddell (Acme legal)", "editor", email="alice@example.com")
+    other_owner = site.token("owner", "other")
+    answer = site.api.post(
+        "/api/tenants/other/members",
+        json={"name": "A. L.", "role": "viewer", "email": "Alice@example.com"},
+        headers=other_owner,
+    )
+    assert answer.status_code == 201, answer.text
+    second = answer.json()
+    assert second["member"]["id"] == first["member"]["id"]  # the same person
+    assert second["member"]["name"] == "A. L." and "Liddell" not in answer.text
+    listed = site.api.get("/api/tenants/other/members", headers=other_owner).json()
+    assert "A. L." in {m["name"] for m in listed} and "Liddell" not in str(listed)
+    tokens = site.api.get("/api/tenants/other/tokens", headers=other_owner).json()
+    assert "A. L." in {t["member_name"] for t in tokens} and "Liddell" not in str(tokens)
+    # Acting in the other site, the audit log there names her as that site does; Acme's list is unchanged.
+    viewer = bearer(second["token"]["token"])
+    assert site.api.get("/api/tenants/other/documents", headers=viewer).status_code == 200
+    audit = site.api.get("/api/tenants/other/audit", headers=other_owner).json()
+    assert "Liddell" not in str(audit)
+    assert "Alice Liddell (Acme legal)" in {m["name"] for m in site.members()}
