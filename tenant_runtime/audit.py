@@ -8,7 +8,7 @@ from sqlmodel import Session, col, select
 
 from tenant_runtime.workspace.access import Actor
 from tenant_runtime.workspace.models import AuditEntry
-from tenant_runtime.workspace.rows import new_row
+from tenant_runtime.workspace.rows import row_values
 
 
 def record(
@@ -34,12 +34,11 @@ def record(
     return entry
 
 
-def audit_entry(
+def entry_values(
     action: str, actor: Actor | str, object_type: str, object_id: str, *, operation_id: str | None = None, **data: Any
-) -> AuditEntry:
-    """An audit row not yet added: for ``insert_rows`` (the nightly fan-out's hot path), so built without
-    validation (``new_row``), like every row written that way."""
-    return new_row(
+) -> dict[str, Any]:
+    """An audit row's values, for ``insert_values`` (the nightly fan-out's hot path: no model instance)."""
+    return row_values(
         AuditEntry,
         action=action,
         actor=actor.id if isinstance(actor, Actor) else actor,

@@ -24,34 +24,37 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 import structlog
 from cronsim import CronSim
-from sqlmodel import Session, col, func, select
+from sqlalchemy import Row, and_, bindparam, exists, func, or_, update
+from sqlmodel import Session, col, select
 
 from tenant_runtime import audit
 from tenant_runtime.actions.backups import IMPORT_KIND, RESTORE_KIND, schedule_backup
 from tenant_runtime.actions.media import schedule_sweep
-from tenant_runtime.actions.operations import set_status
 from tenant_runtime.actions.retention import schedule_prune
 from tenant_runtime.errors import NotFound
-from tenant_runtime.ids import as_utc
+from tenant_runtime.ids import as_utc, utcnow
 from tenant_runtime.lifecycle.catalog import SUCCEEDED, last_good_backup
 from tenant_runtime.lifecycle.restore import history_start
-from tenant_runtime.operation_states import CANCELLED, SCHEDULED, settled
+from tenant_runtime.operation_states import CANCELLED, SCHEDULED, check_transition, settled
 from tenant_runtime.settings import RuntimeSettings
-from tenant_runtime.workspace import Backup, ChoreRun, EntityHistory, Operation, Workspace
-from tenant_runtime.workspace.rows import insert_rows, new_row
+from tenant_runtime.workspace import AuditEntry, Backup, ChoreRun, EntityHistory, Operation, Workspace
+from tenant_runtime.workspace.rows import insert_values, row_values, table_of
 from tenant_runtime.workspace.service import ACTIVE, DELETED, SUSPENDED, service_status
 
 QUEUED, SKIPPED_LATE, SKIPPED_UNCHANGED, EXISTS = "queued", "skipped_late", "skipped_unchanged", "exists"
 SKIPPED_SUSPENDED, SKIPPED_DELETED, FAILED = "skipped_suspended", "skipped_deleted", "failed"
 # How many tenants a fan-out's result names per skip (the counts are always whole; the result stays small).
 NAMED_SKIPS = 100
+# How many tenants ``fan_out_tenants`` decides at once (threads; see there).
+FAN_OUT_THREADS = 4
 log = structlog.get_logger("pressroom.chores")
 BACKUP_ALARM = timedelta(hours=26)
 
@@ -63,8 +66,8 @@ class Chore:
     name: str
     cron: str  # UTC
     window_seconds: int
-    # (tx, tenant, due_at, run key) -> the operation; the chore's workflow and its parameters
-    enqueue: Callable[[Session, str, datetime, str], Operation]
+    # (tx, tenant, due_at, run key) -> the operation's id; the chore's workflow and its parameters
+    enqueue: Callable[[Session, str, datetime, str], str]
     # (tx) -> True when this tenant has nothing for the chore to do tonight
     unchanged: Callable[[Session], bool] | None = None
 
@@ -92,27 +95,55 @@ def fire_date(fire: datetime) -> str:
     return as_utc(fire).date().isoformat()
 
 
+_runs, _operations, _backups, _history = (table_of(m) for m in (ChoreRun, Operation, Backup, EntityHistory))
+# The statements every tenant runs every night, built once (Core, on the transaction's connection: the ORM's
+# per-query machinery cost more than SQLite's work here).
+# This fire's row if it was handled already, and the older fires still waiting for their slot (queued, their
+# operation still scheduled): the queued ones that ran stay as they are. One index range of this chore.
+_FIRES = (
+    select(_runs.c.id, _runs.c.fire_date, _runs.c.operation_id)
+    .select_from(_runs.outerjoin(_operations, _operations.c.id == _runs.c.operation_id))
+    .where(
+        _runs.c.chore == bindparam("chore"),
+        or_(
+            _runs.c.fire_date == bindparam("date"),
+            and_(_runs.c.decision == QUEUED, _runs.c.fire_date < bindparam("date"), _operations.c.status == SCHEDULED),
+        ),
+    )
+)
+# The last good backup (last_good_backup's order), the newest history id, and whether an import or a restore
+# came after its snapshot.
+_LAST_GOOD = (
+    select(
+        _backups.c.history_mark,
+        _backups.c.snapshot_at,
+        select(func.max(_history.c.id)).scalar_subquery(),
+        exists().where(
+            _operations.c.kind.in_((IMPORT_KIND, RESTORE_KIND)), _operations.c.created_at >= _backups.c.snapshot_at
+        ),
+    )
+    .where(_backups.c.status == SUCCEEDED)
+    .order_by(_backups.c.snapshot_at.desc(), _backups.c.id.desc())
+    .limit(1)
+)
+# An operation still scheduled (the WHERE keeps one that moved meanwhile as it is) cancelled, as set_status does.
+_CANCEL = (
+    update(_operations)
+    .where(_operations.c.id == bindparam("operation_id"), _operations.c.status == SCHEDULED)
+    .values(status=CANCELLED, updated_at=bindparam("now"), finished_at=bindparam("now"))
+)
+_SKIP_OLDER = (
+    update(_runs).where(_runs.c.id == bindparam("run_id")).values(decision=SKIPPED_LATE, reason=bindparam("reason"))
+)
+
+
 def site_unchanged_since_last_backup(tx: Session) -> bool:
     """Nothing versioned changed since the last good backup's snapshot, and no import or restore came after it."""
-    # One query for the common answers (no good backup yet, or history newer than its mark); the nightly
-    # fan-out asks it of every tenant. The order is last_good_backup's.
-    last = tx.exec(
-        select(Backup.history_mark, Backup.snapshot_at, select(func.max(EntityHistory.id)).scalar_subquery())
-        .where(Backup.status == SUCCEEDED)
-        .order_by(col(Backup.snapshot_at).desc(), col(Backup.id).desc())
-        .limit(1)
-    ).first()
+    last = tx.connection().execute(_LAST_GOOD).first()
     if last is None:
         return False
-    mark, snapshot_at, newest = last
-    if mark is None or snapshot_at is None or newest != mark:
-        return False
-    replaced = tx.exec(
-        select(Operation.id).where(
-            col(Operation.kind).in_((IMPORT_KIND, RESTORE_KIND)), Operation.created_at >= snapshot_at
-        )
-    ).first()
-    return replaced is None
+    mark, snapshot_at, newest, replaced = last
+    return mark is not None and snapshot_at is not None and newest == mark and not replaced
 
 
 CHORES: dict[str, Chore] = {
@@ -143,7 +174,8 @@ def fan_out(ws: Workspace, chore: Chore, fire: datetime, now: datetime, *, statu
     fire, now = as_utc(fire), as_utc(now)
     date = fire_date(fire)
     with ws.transaction() as tx:
-        if tx.exec(select(ChoreRun.id).where(ChoreRun.chore == chore.name, ChoreRun.fire_date == date)).first():
+        fires = tx.connection().execute(_FIRES, {"chore": chore.name, "date": date}).all()
+        if any(row.fire_date == date for row in fires):
             return EXISTS
         if status != ACTIVE:
             # Recorded, so its health says why nothing ran tonight; resumed later the same night, the
@@ -156,24 +188,23 @@ def fan_out(ws: Workspace, chore: Chore, fire: datetime, now: datetime, *, statu
             )
         if chore.unchanged is not None and chore.unchanged(tx):
             return _record(tx, chore, fire, SKIPPED_UNCHANGED, reason="unchanged since the last good backup")
-        # Only an older fire still waiting for its slot: the queued ones that ran stay as they are (joined, so a
-        # tenant's year of nights is not loaded row by row every night).
-        for older, waiting in tx.exec(
-            select(ChoreRun, Operation)
-            .join(Operation, col(Operation.id) == col(ChoreRun.operation_id))
-            .where(
-                ChoreRun.chore == chore.name,
-                ChoreRun.decision == QUEUED,
-                ChoreRun.fire_date < date,
-                Operation.status == SCHEDULED,
-            )
-        ):
-            set_status(tx, waiting, CANCELLED)
-            older.decision, older.reason = SKIPPED_LATE, f"not started by the {date} fire, which runs instead"
-            tx.add(older)
+        # An older fire still waiting for its slot (rare: a tenant whose run did not start for a day) is
+        # cancelled through the state machine; this fire runs instead.
+        if fires:
+            _cancel_waiting(tx, fires, date)
         due = max(fire, now) + chore.offset(ws.tenant)
-        operation = chore.enqueue(tx, ws.tenant, due, chore.key(ws.tenant, fire))
-        return _record(tx, chore, fire, QUEUED, due_at=due, operation_id=operation.id)
+        operation_id = chore.enqueue(tx, ws.tenant, due, chore.key(ws.tenant, fire))
+        return _record(tx, chore, fire, QUEUED, due_at=due, operation_id=operation_id)
+
+
+def _cancel_waiting(tx: Session, fires: Sequence[Row[Any]], date: str) -> None:
+    """Cancel the operations of older fires still waiting for their slot and record them skipped late."""
+    check_transition(SCHEDULED, CANCELLED)  # the one move this makes, through the state machine's table
+    connection, now = tx.connection(), utcnow()
+    for older in fires:
+        connection.execute(_CANCEL, {"operation_id": older.operation_id, "now": now})
+        reason = f"not started by the {date} fire, which runs instead"
+        connection.execute(_SKIP_OLDER, {"run_id": older.id, "reason": reason})
 
 
 def fan_out_tenants(
@@ -183,24 +214,32 @@ def fan_out_tenants(
     chore: Chore,
     fire: datetime,
     now: datetime,
+    *,
+    threads: int = FAN_OUT_THREADS,
 ) -> dict[str, Any]:
     """One fire for each of ``tenants``: active ones decided by ``fan_out``, suspended ones recorded as skipped,
-    deleted ones skipped without opening their workspace; each decision's count and the skipped tenants' names."""
-    decisions: Counter[str] = Counter()
-    skipped: dict[str, list[str]] = {SUSPENDED: [], DELETED: []}
-    for slug in tenants:
+    deleted ones skipped without opening their workspace; each decision's count and the skipped tenants' names.
+
+    ``threads`` tenants at a time: each has its own database file, and a tenant's wait on its commit and on
+    its file's checkpoint at close (SQLite releases the GIL there) is another's turn to run."""
+
+    def decide(slug: str) -> tuple[str, str, str]:
         status = service_status(settings, slug)
         if status == DELETED:
-            decision = SKIPPED_DELETED
-        else:
-            try:
-                decision = fan_out(open_workspace(slug), chore, fire, now, status=status)
-            except Exception as exc:  # one tenant's broken workspace must not hold the others back
-                log.warning("chore.fan_out_failed", tenant=slug, chore=chore.name, error=str(exc))
-                decision = FAILED
-        decisions[decision] += 1
-        if decision in (SKIPPED_SUSPENDED, SKIPPED_DELETED) and len(skipped[status]) < NAMED_SKIPS:
-            skipped[status].append(slug)
+            return slug, status, SKIPPED_DELETED
+        try:
+            return slug, status, fan_out(open_workspace(slug), chore, fire, now, status=status)
+        except Exception as exc:  # one tenant's broken workspace must not hold the others back
+            log.warning("chore.fan_out_failed", tenant=slug, chore=chore.name, error=str(exc))
+            return slug, status, FAILED
+
+    decisions: Counter[str] = Counter()
+    skipped: dict[str, list[str]] = {SUSPENDED: [], DELETED: []}
+    with ThreadPoolExecutor(max_workers=max(1, threads), thread_name_prefix="fan-out") as pool:
+        for slug, status, decision in pool.map(decide, tenants):  # in the tenants' order
+            decisions[decision] += 1
+            if decision in (SKIPPED_SUSPENDED, SKIPPED_DELETED) and len(skipped[status]) < NAMED_SKIPS:
+                skipped[status].append(slug)
     return {"decisions": dict(decisions), "skipped": skipped}
 
 
@@ -215,7 +254,7 @@ def _record(
     operation_id: str | None = None,
 ) -> str:
     date = fire_date(fire)
-    run = new_row(
+    run = row_values(
         ChoreRun,
         chore=chore.name,
         fire_date=date,
@@ -225,11 +264,12 @@ def _record(
         operation_id=operation_id,
         reason=reason,
     )
-    entry = audit.audit_entry(
+    entry = audit.entry_values(
         f"chore.{decision}", "system", "chore", f"{chore.name}:{date}", operation_id=operation_id, reason=reason
     )
-    # Plain INSERTs: every tenant gets these two rows every night (``insert_rows``).
-    insert_rows(tx, run, entry)
+    # Plain INSERTs: every tenant gets these two rows every night (``insert_values``).
+    insert_values(tx, ChoreRun, run)
+    insert_values(tx, AuditEntry, entry)
     return decision
 
 

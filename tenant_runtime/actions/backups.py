@@ -11,11 +11,12 @@ undo_last_restore   import the snapshot the last restore took
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from sqlmodel import Session, col, select
 
 from tenant_runtime import audit
-from tenant_runtime.actions.operations import new_operation, new_operation_id, operation_row
+from tenant_runtime.actions.operations import new_operation, new_operation_id, schedule_system_run
 from tenant_runtime.errors import Conflict, NotFound
 from tenant_runtime.ids import utcnow
 from tenant_runtime.lifecycle.catalog import good_backup, new_backup_id
@@ -27,34 +28,29 @@ from tenant_runtime.workflows import (
     RestoreVersionParameters,
 )
 from tenant_runtime.workspace import Backup, Operation
-from tenant_runtime.workspace.access import Actor
-from tenant_runtime.workspace.rows import insert_rows
+from tenant_runtime.workspace.access import SYSTEM, Actor
+from tenant_runtime.workspace.rows import insert_values, row_values
 
 
-def _backup(
-    tx: Session, tenant: str, actor: Actor | str, reason: str, *, scheduled_for: datetime | None = None
-) -> tuple[Operation, Backup]:
-    operation, backup = _backup_rows(tenant, actor, reason, scheduled_for=scheduled_for)
+def _backup(tx: Session, tenant: str, actor: Actor, reason: str) -> tuple[Operation, Backup]:
+    operation_id = new_operation_id()
+    backup = Backup(**_backup_fields(operation_id, actor.id, reason, utcnow()))
     tx.add(backup)
-    tx.add(operation)
+    operation = new_operation(tx, actor, _backup_parameters(tenant, operation_id, backup.id, reason))
     return operation, backup
 
 
-def _backup_rows(
-    tenant: str, actor: Actor | str, reason: str, *, scheduled_for: datetime | None = None
-) -> tuple[Operation, Backup]:
-    operation_id = new_operation_id()
-    now = utcnow()
-    backup = Backup(
-        id=new_backup_id(scheduled_for or now, operation_id),
-        operation_id=operation_id,
-        reason=reason,
-        requested_by=actor.id if isinstance(actor, Actor) else actor,
-        created_at=now,
-    )
-    parameters = ExportBackupParameters(tenant=tenant, operation_id=operation_id, backup_id=backup.id, reason=reason)
-    who = actor if isinstance(actor, Actor) else Actor.for_role(actor, "system")
-    return operation_row(who, parameters, scheduled_for=scheduled_for), backup
+def _backup_fields(operation_id: str, actor: str, reason: str, at: datetime) -> dict[str, Any]:
+    return {
+        "id": new_backup_id(at, operation_id),
+        "operation_id": operation_id,
+        "reason": reason,
+        "requested_by": actor,
+    }
+
+
+def _backup_parameters(tenant: str, operation_id: str, backup_id: str, reason: str) -> ExportBackupParameters:
+    return ExportBackupParameters(tenant=tenant, operation_id=operation_id, backup_id=backup_id, reason=reason)
 
 
 def request_backup(tx: Session, tenant: str, actor: Actor) -> tuple[Operation, Backup]:
@@ -65,17 +61,16 @@ def request_backup(tx: Session, tenant: str, actor: Actor) -> tuple[Operation, B
     return operation, backup
 
 
-def schedule_backup(tx: Session, tenant: str, due_at: datetime, key: str) -> Operation:
-    """The nightly backup of this tenant, due at its slot; its run is keyed ``{chore}:{tenant}:{date}``.
+def schedule_backup(tx: Session, tenant: str, due_at: datetime, key: str) -> str:
+    """The nightly backup of this tenant, due at its slot; its run is keyed ``{chore}:{tenant}:{date}``; the
+    operation's id.
 
-    Written with plain INSERTs (``insert_rows``): the fan-out runs this for every tenant every night."""
-    operation, backup = _backup_rows(tenant, "system", "nightly", scheduled_for=due_at)
-    operation.idempotency_key = key
-    entry = audit.audit_entry(
-        "backup.schedule", "system", "backup", backup.id, operation_id=operation.id, due_at=due_at.isoformat()
-    )
-    insert_rows(tx, backup, operation, entry)
-    return operation
+    Written as plain INSERTs (``insert_values``): the fan-out runs this for every tenant every night."""
+    operation_id = new_operation_id()
+    backup = row_values(Backup, **_backup_fields(operation_id, SYSTEM.id, "nightly", due_at))
+    insert_values(tx, Backup, backup)
+    parameters = _backup_parameters(tenant, operation_id, backup["id"], "nightly")
+    return schedule_system_run(tx, parameters, due_at, key, "backup.schedule", "backup", backup["id"])
 
 
 def share_backup(tx: Session, actor: Actor, backup_id: str, to_tenant: str) -> Backup:

@@ -17,14 +17,14 @@ from datetime import datetime
 from sqlmodel import Session
 
 from tenant_runtime import audit
-from tenant_runtime.actions.operations import new_operation, new_operation_id
+from tenant_runtime.actions.operations import new_operation, new_operation_id, schedule_system_run
 from tenant_runtime.errors import BadRequest, Conflict, PayloadTooLarge
 from tenant_runtime.ids import new_id, utcnow
 from tenant_runtime.media import library
 from tenant_runtime.media.types import sniff
 from tenant_runtime.storage import TenantStore
 from tenant_runtime.workflows import SweepMediaParameters
-from tenant_runtime.workspace.access import SYSTEM, Actor
+from tenant_runtime.workspace.access import Actor
 from tenant_runtime.workspace.media_models import ACTIVE, DELETED, Media, MediaPolicy
 from tenant_runtime.workspace.models import Operation
 
@@ -153,13 +153,11 @@ def request_sweep(tx: Session, tenant: str, actor: Actor) -> Operation:
     return operation
 
 
-def schedule_sweep(tx: Session, tenant: str, due_at: datetime, key: str) -> Operation:
-    """The nightly sweep of this tenant (``tenant_runtime.chores``, 02:00 UTC), due at its slot; keyed by the fire."""
+def schedule_sweep(tx: Session, tenant: str, due_at: datetime, key: str) -> str:
+    """The nightly sweep of this tenant (``tenant_runtime.chores``, 02:00 UTC), due at its slot; keyed by the fire;
+    the operation's id."""
     parameters = SweepMediaParameters(tenant=tenant, operation_id=new_operation_id(), fire_date=key.rsplit(":", 1)[-1])
-    operation = new_operation(tx, SYSTEM, parameters, scheduled_for=due_at)
-    operation.idempotency_key = key
-    audit.record(tx, "media.sweep", SYSTEM, "site", tenant, operation_id=operation.id, due_at=due_at.isoformat())
-    return operation
+    return schedule_system_run(tx, parameters, due_at, key, "media.sweep", "site", tenant)
 
 
 __all__ = [

@@ -25,8 +25,9 @@ from tenant_runtime.operation_states import (
 )
 from tenant_runtime.queries import get_operation
 from tenant_runtime.workflows import Carried, RunParameters, spec_for
-from tenant_runtime.workspace.access import Actor
-from tenant_runtime.workspace.models import Attempt, Operation
+from tenant_runtime.workspace.access import SYSTEM, Actor
+from tenant_runtime.workspace.models import Attempt, AuditEntry, Operation
+from tenant_runtime.workspace.rows import insert_values, row_values
 
 
 def new_operation_id() -> str:
@@ -58,20 +59,64 @@ def operation_row(
     document_version: int | None = None,
     scheduled_for: datetime | None = None,
 ) -> Operation:
-    """The unsent operation ``new_operation`` adds, not yet added (for ``insert_rows``)."""
-    spec = spec_for(parameters)
+    """The unsent operation ``new_operation`` adds, not yet added."""
     return Operation(
-        id=parameters.operation_id,
-        kind=spec.kind,
-        flow_name=spec.workflow.value,
-        status=SCHEDULED if scheduled_for is not None else QUEUED,
-        document_id=document_id,
-        document_version=document_version,
-        parameters=parameters.model_dump(mode="json"),
-        idempotency_key=spec.idempotency_key(parameters),
-        actor=actor.id,
-        scheduled_for=scheduled_for,
+        **_operation_fields(
+            actor, parameters, document_id=document_id, document_version=document_version, scheduled_for=scheduled_for
+        )
     )
+
+
+def operation_values(
+    actor: Actor,
+    parameters: RunParameters,
+    *,
+    scheduled_for: datetime | None = None,
+    idempotency_key: str | None = None,
+) -> dict[str, Any]:
+    """The same operation's column values, for ``insert_values`` (hot paths: no model instance, no flush);
+    ``idempotency_key`` replaces the workflow's own key (a nightly chore keys its runs by the fire)."""
+    fields = _operation_fields(actor, parameters, scheduled_for=scheduled_for)
+    if idempotency_key is not None:
+        fields["idempotency_key"] = idempotency_key
+    return row_values(Operation, **fields)
+
+
+def schedule_system_run(
+    tx: Session, parameters: RunParameters, due_at: datetime, key: str, action: str, object_type: str, object_id: str
+) -> str:
+    """A system run due at ``due_at`` and keyed ``key`` (a nightly chore's, one per tenant and night) and its
+    audit row ``action``, written as plain INSERTs (``insert_values``); the operation's id."""
+    operation = operation_values(SYSTEM, parameters, scheduled_for=due_at, idempotency_key=key)
+    entry = audit.entry_values(
+        action, SYSTEM, object_type, object_id, operation_id=parameters.operation_id, due_at=due_at.isoformat()
+    )
+    insert_values(tx, Operation, operation)
+    insert_values(tx, AuditEntry, entry)
+    return parameters.operation_id
+
+
+def _operation_fields(
+    actor: Actor,
+    parameters: RunParameters,
+    *,
+    document_id: str | None = None,
+    document_version: int | None = None,
+    scheduled_for: datetime | None = None,
+) -> dict[str, Any]:
+    spec = spec_for(parameters)
+    return {
+        "id": parameters.operation_id,
+        "kind": spec.kind,
+        "flow_name": spec.workflow.value,
+        "status": SCHEDULED if scheduled_for is not None else QUEUED,
+        "document_id": document_id,
+        "document_version": document_version,
+        "parameters": parameters.model_dump(mode="json"),
+        "idempotency_key": spec.idempotency_key(parameters),
+        "actor": actor.id,
+        "scheduled_for": scheduled_for,
+    }
 
 
 def set_status(tx: Session, operation: Operation, status: str, **fields: Any) -> Operation:

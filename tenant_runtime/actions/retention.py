@@ -19,7 +19,7 @@ from typing import Any
 from sqlmodel import Session, col, select
 
 from tenant_runtime import audit
-from tenant_runtime.actions.operations import new_operation, new_operation_id
+from tenant_runtime.actions.operations import new_operation, new_operation_id, schedule_system_run
 from tenant_runtime.ids import utcnow
 from tenant_runtime.versions.bodies import spill_cold_bodies
 from tenant_runtime.versions.pins import pinned_document_versions, pinned_resource_versions
@@ -58,17 +58,13 @@ def request_prune(tx: Session, tenant: str, actor: Actor, *, fire_date: str | No
     return operation
 
 
-def schedule_prune(tx: Session, tenant: str, due_at: datetime, key: str) -> Operation:
-    """The nightly prune of this tenant (``tenant_runtime.chores``), due at its slot; keyed by the fire."""
+def schedule_prune(tx: Session, tenant: str, due_at: datetime, key: str) -> str:
+    """The nightly prune of this tenant (``tenant_runtime.chores``), due at its slot; keyed by the fire; the
+    operation's id."""
     parameters = PrunePoliciesParameters(
         tenant=tenant, operation_id=new_operation_id(), fire_date=key.rsplit(":", 1)[-1]
     )
-    operation = new_operation(tx, SYSTEM, parameters, scheduled_for=due_at)
-    operation.idempotency_key = key
-    audit.record(
-        tx, "site.retention.prune", SYSTEM, "site", tenant, operation_id=operation.id, due_at=due_at.isoformat()
-    )
-    return operation
+    return schedule_system_run(tx, parameters, due_at, key, "site.retention.prune", "site", tenant)
 
 
 def spill_bodies(ws: Workspace) -> dict[str, int]:

@@ -14,10 +14,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import structlog
 from sqlalchemy import Connection, Engine, create_engine, event
-from sqlalchemy.engine.interfaces import CompiledCacheType, Dialect
+from sqlalchemy.engine.interfaces import Dialect
 from sqlalchemy.pool import NullPool
 from sqlmodel import Session
 
@@ -63,29 +64,55 @@ class Workspace:
 _READS = postgres.READS_OPTION
 
 
+class StatementCache(dict[Any, Any]):
+    """SQLAlchemy's compiled statements of every workspace engine of the process, at most ``limit`` of them.
+
+    Past the limit the older half is dropped (SQLAlchemy's own per-engine cache, 500 entries, trims the least
+    used the same way); a dropped statement is compiled again when next run.
+    """
+
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        self.limit = limit
+        self._lock = threading.Lock()
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        super().__setitem__(key, value)
+        if len(self) > self.limit:
+            with self._lock:
+                for old in list(self)[: len(self) - self.limit // 2]:
+                    self.pop(old, None)
+
+
 @functools.cache
-def _shared_compilation() -> tuple[Dialect, CompiledCacheType]:
+def _shared_compilation() -> tuple[Dialect, StatementCache]:
     """One SQLite dialect and one statement cache for every workspace engine of the process.
 
-    SQLAlchemy caches a compiled statement per (dialect, statement) in the engine's cache; every tenant runs
-    the same statements, so with an engine per tenant each would compile them all again (and keep its own
+    SQLAlchemy caches a compiled statement per (dialect, statement); every tenant runs the same statements,
+    so with a dialect and a cache per tenant's engine each would compile them all again (and keep its own
     copy): the nightly fan-out's first fire paid ~7 compiles per tenant. Shared, the first tenant's compile
     serves them all. The dialect is initialized once here (SQLite's is the same library for every file).
     """
     source = create_engine("sqlite://", poolclass=NullPool)
     with source.connect():
         pass  # initializes the dialect (SQLite version, capabilities)
-    cache = source._compiled_cache
-    if cache is None:
-        raise AssertionError("the statement cache is on by default")
-    return source.dialect, cache
+    return source.dialect, StatementCache(limit=2000)
 
 
 def _sqlite_engine(path: Path, *, busy_timeout_ms: int, read_only: bool) -> Engine:
     url = f"sqlite:///file:{path}?mode=ro&uri=true" if read_only else f"sqlite:///{path}"
-    # NullPool: a connection per unit of work, so thousands of idle tenants hold no file handles.
-    engine = create_engine(url, poolclass=NullPool, connect_args={"check_same_thread": False})
-    engine.dialect, engine._compiled_cache = _shared_compilation()
+    dialect, statements = _shared_compilation()
+    # NullPool: a connection per unit of work, so thousands of idle tenants hold no file handles. The shared
+    # cache through the public execution option (no cache of the engine's own: query_cache_size=0); the
+    # dialect that keys it set on the engine (the one it made is only used to initialize connections).
+    engine = create_engine(
+        url,
+        poolclass=NullPool,
+        connect_args={"check_same_thread": False},
+        query_cache_size=0,
+        execution_options={"compiled_cache": statements},
+    )
+    engine.dialect = dialect
 
     @event.listens_for(engine, "connect")
     def _configure(dbapi_connection: sqlite3.Connection, _record: object) -> None:

@@ -158,3 +158,42 @@ def test_the_next_fire_cancels_only_an_older_fire_still_waiting_and_its_rows_rea
     assert queued.data == {"reason": None} and queued.created_at is not None
     assert scheduled.data["due_at"].startswith("2026-12-03T03:") and scheduled.object_id == backup.id
     assert backup.reason == "nightly" and backup.status == "queued" and runs[2].due_at is not None
+
+
+def test_tenants_decided_in_threads_are_counted_whole_and_named_in_their_order(
+    workspace_factory: WorkspaceFactory,
+) -> None:
+    settings = workspace_factory.settings
+    slugs = [f"t-{n:02d}" for n in range(12)]
+    for n, slug in enumerate(slugs):
+        workspace_factory.create(slug)
+        if n % 3 == 1:
+            set_service_status(settings, slug, "suspended")
+    now = FIRE + timedelta(seconds=5)
+    result = chores.fan_out_tenants(settings, workspace_factory.open, slugs, BACKUP, FIRE, now, threads=4)
+    assert result["decisions"] == {"queued": 8, "skipped_suspended": 4}
+    assert result["skipped"]["suspended"] == ["t-01", "t-04", "t-07", "t-10"]
+    for slug in slugs:
+        [run] = _runs(workspace_factory.open(slug))
+        assert run.decision == ("skipped_suspended" if slug in result["skipped"]["suspended"] else "queued")
+    # One thread decides the same (a restarted fan-out finds every tenant handled).
+    again = chores.fan_out_tenants(settings, workspace_factory.open, slugs, BACKUP, FIRE, now, threads=1)
+    assert again["decisions"] == {"exists": 12}
+
+
+def test_a_site_changed_or_replaced_since_its_last_good_backup_is_backed_up_again(
+    workspace_factory: WorkspaceFactory,
+) -> None:
+    edited, imported = workspace_factory.create("edited"), workspace_factory.create("imported")
+    for ws in (edited, imported):
+        publish(ws, "about")
+        back_up(ws)
+    publish(edited, "contact")  # new history after the snapshot
+    with imported.transaction() as tx:  # an import after the snapshot (the history mark alone would not see it)
+        tx.add(Operation(kind="import", flow_name="import_content", status="succeeded", idempotency_key="i"))
+    now = datetime.now(UTC)
+    fire = BACKUP.latest_fire(now)
+    with edited.reader() as tx:
+        assert chores.site_unchanged_since_last_backup(tx) is False
+    assert chores.fan_out(edited, BACKUP, fire, now) == chores.QUEUED
+    assert chores.fan_out(imported, BACKUP, fire, now) == chores.QUEUED
