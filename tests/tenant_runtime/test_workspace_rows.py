@@ -13,6 +13,7 @@ from tenant_runtime.workspace import AuditEntry, ChoreRun, Document, Operation, 
 from tenant_runtime.workspace.access import SYSTEM
 from tenant_runtime.workspace.open import StatementCache
 from tenant_runtime.workspace.rows import insert_values, row_values
+from tests.fixtures.workspaces import sqlite_only
 
 DUE = datetime(2026, 12, 1, 3, 12, tzinfo=UTC)
 
@@ -51,6 +52,7 @@ def test_versioned_rows_are_refused_as_values(workspace: Workspace) -> None:
         insert_values(tx, Document, row_values(Document, slug="a", title="A"))
 
 
+@sqlite_only  # a PostgreSQL shard's workspaces share one engine already
 def test_every_workspace_engine_shares_one_statement_cache_through_its_execution_options(
     workspace_factory: WorkspaceFactory,
 ) -> None:
