@@ -19,8 +19,12 @@ SUITE_NAMES = (
 )
 # Run only when asked for (--suite NAME): whatif* measure proposed core changes patched in-process;
 # brief_intake measures the brief API (issue 13); backup_import backups, imports and the nightly fan-out (issue 11);
-# scale how costs grow with tenants up to 10,000 (issue 14).
-EXTRA_SUITES = ("whatif", "whatif_fairness", "brief_intake", "backup_import", "scale")
+# scale how costs grow with tenants up to 10,000 (issue 14); dashboard_pages times the dashboard's pages on a
+# tenant of the issue's size (issue 15).
+EXTRA_SUITES = ("whatif", "whatif_fairness", "brief_intake", "backup_import", "scale", "dashboard_pages")
+# Suites that build what they measure in-process and need none of the stack: run alone, no stack starts
+# (its idle Prefect server and PostgreSQL would only add noise to what they time).
+STACKLESS_SUITES = ("dashboard_pages",)
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,13 @@ class Profile:
     # profile of the largest cost: its own uncounted segment, or (quick) during the measured one
     profile_seconds: float
     profile_inline: bool
+    # dashboard pages: the big tenant's rows (issue 15: 10,000 documents, 50,000 operations) and rounds
+    pages_documents: int = 10_000
+    pages_operations: int = 50_000
+    pages_media: int = 5_000
+    pages_briefs: int = 5_000
+    pages_audit: int = 20_000
+    pages_rounds: int = 30
 
     @classmethod
     def quick(cls) -> Profile:
@@ -93,6 +104,12 @@ class Profile:
             backlog_create_budget=120,
             profile_seconds=6,
             profile_inline=True,
+            pages_documents=2_000,
+            pages_operations=10_000,
+            pages_media=1_000,
+            pages_briefs=1_000,
+            pages_audit=4_000,
+            pages_rounds=5,
         )
 
     @classmethod

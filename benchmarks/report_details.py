@@ -150,6 +150,23 @@ def _detail_lines(name: str, d: dict[str, Any]) -> list[str]:
                 f"unclaimed after 120 s: {r['lateness']['unclaimed_after_120s']}"
             )
         return lines
+    if name == "dashboard_pages":
+        counts, load = d["settings"]["counts"], d["settings"]["loadavg_during"]
+        lines = [
+            f"tenant `big`: {counts['documents']:,} documents, {counts['operations']:,} operations, "
+            f"{counts['media']:,} media, {counts['briefs']:,} briefs, {counts['audit']:,} audit rows "
+            f"(bulk-filled in {_fmt(d['settings']['seed_seconds'], 's')}); {d['settings']['rounds']} shuffled rounds; "
+            f"1-minute load {_fmt(load['before'][0])} → {_fmt(load['after'][0])} on "
+            f"{d.get('machine', {}).get('cpu_count', '?')} CPUs",
+        ]
+        for page, r in d["pages"].items():
+            lines.append(
+                f"{page} (`{r['path'].split('/big', 1)[-1] or '/'}`): p50 {_fmt(r['p50_ms'], 'ms')}, "
+                f"p95 {_fmt(r['p95_ms'], 'ms')}; same page on the empty tenant p50 {_fmt(r['empty_p50_ms'], 'ms')} "
+                f"({_fmt(r['ratio_p50'], '×')}); CPU p50 {_fmt(r.get('cpu_p50_ms'), 'ms')} "
+                f"(empty {_fmt(r.get('empty_cpu_p50_ms'), 'ms')}); {_fmt(r['bytes'] / 1024, 'KiB')}"
+            )
+        return lines
     if name == "backup_import":
         lines = []
         for r in d["runs"]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.config import Profile
+from benchmarks.config import STACKLESS_SUITES, Profile
 from benchmarks.outbox import Outbox
 from benchmarks.pressroom_api import PressroomApi, Tenant
 from benchmarks.results import machine_info, now_iso, write_result
@@ -182,7 +182,8 @@ async def _one_suite(bench: Bench, name: str, baseline: dict[str, str]) -> list[
     )
     bench.log(f"suite {name} done in {result['duration_s']} s → {path} {verdicts}")
     # A dead child invalidates everything after it: stop here rather than measure a broken stack.
-    bench.stack.check_alive()
+    if bench.stack is not None:
+        bench.stack.check_alive()
     return [name] if failed else []
 
 
@@ -201,6 +202,24 @@ def _versus(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _run_stackless(profile: Profile, suites: list[str], out: Path, docs: Path) -> int:
+    """Suites that build their own subject in-process (``STACKLESS_SUITES``): no stack, no clients."""
+    from benchmarks.report import write_report
+
+    log(f"no stack needed ({profile.name}; suites: {', '.join(suites)})")
+    bench = Bench(None, profile, None, None, None, None, out, False)  # type: ignore[arg-type]
+
+    async def suites_in_order() -> list[str]:
+        failures: list[str] = []
+        for name in suites:
+            failures += await _one_suite(bench, name, {})
+        return failures
+
+    failures = asyncio.run(suites_in_order())
+    log(f"wrote {write_report(out, docs)}")
+    return 1 if failures else 0
+
+
 def run(
     profile: Profile,
     *,
@@ -213,6 +232,8 @@ def run(
 ) -> int:
     from benchmarks.report import write_report
 
+    if suites and all(name in STACKLESS_SUITES for name in suites):
+        return _run_stackless(profile, suites, out, docs)
     stack = BenchStack()
     failures: list[str] = []
     crashed = False

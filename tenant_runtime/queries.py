@@ -24,7 +24,7 @@ def get_document(tx: Session, document_id: str) -> Document:
 def list_documents(
     tx: Session, *, status: str | None = None, kind: str | None = None, limit: int = 100, offset: int = 0
 ) -> list[Document]:
-    query = select(Document).order_by(col(Document.updated_at).desc(), col(Document.id))
+    query = select(Document).order_by(col(Document.updated_at).desc(), col(Document.id).desc())
     if status is not None:
         query = query.where(Document.status == status)
     if kind is not None:
@@ -122,6 +122,23 @@ def attempts_for(tx: Session, operation_id: str) -> list[Attempt]:
     return list(tx.exec(select(Attempt).where(Attempt.operation_id == operation_id).order_by(col(Attempt.number))))
 
 
+def attempts_of(tx: Session, operation_ids: list[str]) -> list[Attempt]:
+    """The attempts of several operations, by operation and number (one query for a page of operations)."""
+    if not operation_ids:
+        return []
+    query = select(Attempt).where(col(Attempt.operation_id).in_(operation_ids))
+    return list(tx.exec(query.order_by(col(Attempt.operation_id), col(Attempt.number))))
+
+
+def document_titles(tx: Session, document_ids: set[str]) -> dict[str, str | None]:
+    """``{id: title}`` of these documents; a deleted one maps to None."""
+    found: dict[str, str | None] = dict.fromkeys(document_ids)
+    if document_ids:
+        rows = tx.exec(select(Document.id, Document.title).where(col(Document.id).in_(sorted(document_ids))))
+        found.update({document_id: title for document_id, title in rows})
+    return found
+
+
 def rendered(tx: Session, key: str) -> RenderedObject | None:
     return tx.get(RenderedObject, key)
 
@@ -199,11 +216,17 @@ DOCUMENT_FILTERS = ("draft", "published", "changed", "scheduled")
 def scheduled_documents(tx: Session) -> dict[str, tuple[str, Any]]:
     """Documents in a scheduled release: ``{document_id: (operation_id, scheduled_for)}``, the soonest first."""
     found: dict[str, tuple[str, Any]] = {}
-    rows = tx.exec(select(Operation).where(Operation.status == SCHEDULED).order_by(col(Operation.scheduled_for).desc()))
-    for operation in rows:  # latest first, so the soonest schedule of a document wins
-        for item in operation.parameters.get("documents") or ():
+    # Every list of documents asks this, so it reads three columns of the scheduled operations whose
+    # parameters name documents at all (the text test is a cheap pre-filter; the loop decides).
+    rows = tx.exec(
+        select(Operation.id, Operation.scheduled_for, Operation.parameters)
+        .where(Operation.status == SCHEDULED, cast(Operation.parameters, String).like('%"documents"%'))
+        .order_by(col(Operation.scheduled_for).desc())
+    )
+    for operation_id, scheduled_for, parameters in rows:  # latest first, so the soonest schedule of a document wins
+        for item in parameters.get("documents") or ():
             if isinstance(item, dict) and isinstance(item.get("document_id"), str):
-                found[item["document_id"]] = (operation.id, operation.scheduled_for)
+                found[item["document_id"]] = (operation_id, scheduled_for)
     return found
 
 
@@ -237,7 +260,8 @@ def find_documents(
     elif state == "scheduled":
         conditions.append(col(Document.id).in_(sorted(scheduled or ())))
     total = tx.exec(select(func.count()).select_from(Document).where(*conditions)).one()
-    query = select(Document).where(*conditions).order_by(col(Document.updated_at).desc(), col(Document.id))
+    # Newest first, ties by id, both descending: ix_document_updated read backwards, no sort.
+    query = select(Document).where(*conditions).order_by(col(Document.updated_at).desc(), col(Document.id).desc())
     return list(tx.exec(query.offset(offset).limit(limit))), int(total)
 
 

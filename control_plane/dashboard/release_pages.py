@@ -63,11 +63,8 @@ class ReleasePages(Controller):
         self, request: Request[Any, Any, Any], tenant: str, signed_in: Principal, services: Services
     ) -> Response[str]:
         """Scheduled releases (soonest first) and the form to start a new one."""
-        scheduled = [
-            op
-            for op in services.operations.list(signed_in, tenant, status=SCHEDULED, limit=200)
-            if op.kind == "release"
-        ]
+        # Releases only, in the query: a site's other scheduled operations (publishes, chores) are not read.
+        scheduled = services.operations.list(signed_in, tenant, status=SCHEDULED, limit=200, kinds=("release",))
         scheduled.sort(key=lambda op: op.scheduled_for or op.created_at)
         return self._new(request, services, signed_in, tenant, scheduled=scheduled, q="")
 

@@ -25,7 +25,7 @@ from tenant_runtime.actions.fields import operation_progress
 from tenant_runtime.actions.outbox import is_batch
 from tenant_runtime.ids import as_utc
 from tenant_runtime.operation_states import FAILED, PAUSED, SCHEDULED, TERMINAL, WAITING
-from tenant_runtime.workspace import Document, Operation, WebhookEndpoint, Workspace
+from tenant_runtime.workspace import Attempt, Document, Operation, WebhookEndpoint, Workspace
 
 
 def _aware(value: Any) -> Any:
@@ -51,9 +51,15 @@ def document_out(ws: Workspace, document: Document) -> DocumentOut:
 
 
 def operation_out(
-    tx: Session, operation: Operation, dispatch: DispatchSettings, *, titles: dict[str, str | None] | None = None
+    tx: Session,
+    operation: Operation,
+    dispatch: DispatchSettings,
+    *,
+    titles: dict[str, str | None] | None = None,
+    attempts: list[Attempt] | None = None,
 ) -> OperationOut:
-    """An operation with its attempts, its Prefect run link and its document's title."""
+    """An operation with its attempts (read here unless given), its Prefect run link and its document's title."""
+    attempts = queries.attempts_for(tx, operation.id) if attempts is None else attempts
     error = {"code": operation.error_code, "message": operation.error_message} if operation.error_code else None
     titles = {} if titles is None else titles
     document_id = operation.document_id
@@ -83,7 +89,7 @@ def operation_out(
                 step=a.step,
                 error=a.error,
             )
-            for a in queries.attempts_for(tx, operation.id)
+            for a in attempts
         ],
         created_at=as_utc(operation.created_at),
         updated_at=as_utc(operation.updated_at),
@@ -96,9 +102,7 @@ def operation_out(
         waiting=waiting_out(tx, operation),
         control=control_out(operation),
         restarts=operation.restarts,
-        flow_run_ids=list(
-            dict.fromkeys(a.flow_run_id for a in queries.attempts_for(tx, operation.id) if a.flow_run_id)
-        ),
+        flow_run_ids=list(dict.fromkeys(a.flow_run_id for a in attempts if a.flow_run_id)),
     )
 
 
@@ -153,11 +157,14 @@ def webhook_out(endpoint: WebhookEndpoint, secret: str | None = None) -> Webhook
 
 @query(m.ListOperations)
 def _operations(tx: Session, ws: Workspace, q: m.ListOperations, dispatch: DispatchSettings) -> list[OperationOut]:
-    titles: dict[str, str | None] = {}
-    return [
-        operation_out(tx, op, dispatch, titles=titles)
-        for op in queries.list_operations(tx, status=q.status, limit=q.limit, offset=q.offset, kinds=q.kinds)
-    ]
+    """A page of operations: their attempts and document titles read in one query each, not one per row."""
+    listed = queries.list_operations(tx, status=q.status, limit=q.limit, offset=q.offset, kinds=q.kinds)
+    ids = [op.id for op in listed]
+    attempts: dict[str, list[Attempt]] = {op_id: [] for op_id in ids}
+    for attempt in queries.attempts_of(tx, ids):
+        attempts[attempt.operation_id].append(attempt)
+    titles = queries.document_titles(tx, {op.document_id for op in listed if op.document_id is not None})
+    return [operation_out(tx, op, dispatch, titles=titles, attempts=attempts[op.id]) for op in listed]
 
 
 @query(m.GetFigures)

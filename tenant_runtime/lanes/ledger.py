@@ -34,6 +34,19 @@ def spent(tx: Session, brief_id: str) -> int:
     )
 
 
+def spent_by(tx: Session, brief_ids: list[str]) -> dict[str, int]:
+    """What each of these briefs has spent, in one query (a page of briefs, not one query a row)."""
+    found = dict.fromkeys(brief_ids, 0)
+    if brief_ids:
+        rows = tx.exec(
+            select(CostEntry.brief_id, func.sum(CostEntry.cost_micros))
+            .where(col(CostEntry.brief_id).in_(brief_ids))
+            .group_by(col(CostEntry.brief_id))
+        )
+        found.update({brief_id: int(total or 0) for brief_id, total in rows})
+    return found
+
+
 def budget(tx: Session, brief: Brief, default_micros: int) -> int:
     lane = tx.get(Lane, brief.lane)
     return lane.budget_micros if lane is not None and lane.budget_micros is not None else default_micros

@@ -28,7 +28,10 @@ class Media(WorkspaceModel, table=True):
     """One uploaded file; its bytes never change, so its URL can be cached for a year."""
 
     __tablename__ = "media"
-    __table_args__ = (Index("ix_media_status_deleted_at", "status", "deleted_at"),)
+    __table_args__ = (
+        Index("ix_media_status_deleted_at", "status", "deleted_at"),
+        Index("ix_media_status_created", "status", "created_at", "id"),  # the library (or trash), newest first
+    )
 
     id: str = Field(default_factory=lambda: new_id("med"), primary_key=True)
     name: str = Field(index=True)  # the uploaded file's name, cleaned; what search matches

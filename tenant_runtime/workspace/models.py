@@ -22,6 +22,8 @@ class WorkspaceModel(SQLModel, registry=registry()):
 
 
 class Document(WorkspaceModel, table=True):
+    __table_args__ = (Index("ix_document_updated", "updated_at", "id"),)  # the documents page, newest first
+
     id: str = Field(default_factory=lambda: new_id("doc"), primary_key=True)
     slug: str = Field(index=True, unique=True)
     title: str
@@ -72,6 +74,9 @@ class Operation(WorkspaceModel, table=True):
         Index("ix_operation_status", "status"),
         Index("ix_operation_control", "control_sent_at", "control"),
         Index("ix_operation_kind_created", "kind", "created_at"),  # the dashboard's lists of one kind
+        # The operations page, newest first (of one status): walked backwards, never sorted.
+        Index("ix_operation_created", "created_at", "id"),
+        Index("ix_operation_status_created", "status", "created_at", "id"),
     )
 
     id: str = Field(default_factory=lambda: new_id("op"), primary_key=True)
