@@ -33,6 +33,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "PRESSROOM_AGGREGATE_SETTLE_LONE=1), then as built; the JSON gets baseline and versus_baseline",
     )
     parser.add_argument(
+        "--fan-out-only",
+        action="store_true",
+        help="only backup_import's nightly fan-out, in this process without the stack (it runs below the "
+        "engine); the suite's backup and import runs are carried over from the last result in --out",
+    )
+    parser.add_argument(
         "--report-only", action="store_true", help="only regenerate docs/performance.md from the JSON already in --out"
     )
     return parser.parse_args(argv)
@@ -45,6 +51,11 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"wrote {write_report(args.out, args.docs)}")
         return 0
+    profile = Profile.quick() if args.quick else Profile.full()
+    if args.fan_out_only:
+        from benchmarks.fan_out_only import run_fan_out_only
+
+        return run_fan_out_only(profile, args.out, args.docs)
     from benchmarks.runner import run
 
     profile = Profile.quick() if args.quick else Profile.full()
