@@ -69,6 +69,9 @@ class ControlPlaneSettings(PressroomSettings):
     session_cookie_secure: bool = False
     # The site server's read-only view of each shard's data directory (comma-separated); empty: the data dir.
     site_data_dirs: Annotated[tuple[Path, ...], NoDecode] = ()
+    # And of each shard whose workspaces are on PostgreSQL: its workspace database's URL (comma-separated),
+    # for a read-only role (SELECT on the ws_ schemas): the site only ever reads.
+    site_workspace_databases: Annotated[tuple[SecretStr, ...], NoDecode] = ()
     # Tenant runtimes by shard (JSON: {"name": {"url", "secret"}}); a shard without url runs in this process.
     shards: dict[str, ShardTarget] = Field(default_factory=lambda: {"default": ShardTarget()})
     default_shard: str = "default"  # where new tenants are placed
@@ -115,6 +118,13 @@ class ControlPlaneSettings(PressroomSettings):
     def _paths(cls, value: object) -> object:
         if isinstance(value, str):
             return tuple(Path(p.strip()) for p in value.split(",") if p.strip())
+        return value
+
+    @field_validator("site_workspace_databases", mode="before")
+    @classmethod
+    def _urls(cls, value: object) -> object:
+        if isinstance(value, str):
+            return tuple(p.strip() for p in value.split(",") if p.strip())
         return value
 
     @field_validator("session_secret", "metrics_token")

@@ -205,6 +205,12 @@ def create_site_app(settings: Settings | None = None, *, factory: WorkspaceFacto
             read_only=True,
         )
         for path in settings.control_plane.site_data_dirs
+    ) + tuple(
+        WorkspaceFactory(
+            settings.runtime.model_copy(update={"workspace_backend": "postgresql", "workspace_database_url": url}),
+            store=factory.store, purger=factory.purger, read_only=True,
+        )
+        for url in settings.control_plane.site_workspace_databases
     )  # fmt: skip
     server = SiteServer(
         factory,

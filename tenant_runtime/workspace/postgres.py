@@ -17,6 +17,8 @@ Why it is shaped this way:
   the SQLite workspace's DATETIME format (UTC wall time) is read as UTC.
 - Server-side prepared statements are off: a plan prepared under one tenant's
   search_path must never be reused under another's.
+- PostgreSQL text cannot hold NUL (SQLite's can): a value with one is refused
+  before it is sent, as a 400 ``invalid_text``, never a driver error (a 500).
 """
 
 from __future__ import annotations
@@ -24,11 +26,13 @@ from __future__ import annotations
 import functools
 import re
 import threading
+from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 
+from tenant_runtime.errors import BadRequest
 from tenant_runtime.ids import check_tenant_slug
 
 # The execution options a tenant's engine and its readers carry.
@@ -78,7 +82,17 @@ def _shared_engine(url: str) -> Engine:
         connect_args={"options": "-c timezone=UTC", "prepare_threshold": None, "application_name": "pressroom-ws"},
     )
     event.listen(engine, "begin", _begin)
+    event.listen(engine, "before_cursor_execute", _refuse_nul)
     return engine
+
+
+def _refuse_nul(
+    _conn: Connection, _cursor: Any, _statement: str, parameters: Any, _context: Any, executemany: bool
+) -> None:
+    for row in parameters if executemany else (parameters,):
+        values = row.values() if isinstance(row, Mapping) else (row or ())
+        if any(isinstance(value, str) and "\x00" in value for value in values):
+            raise BadRequest("Text cannot contain NUL characters.", code="invalid_text")
 
 
 def _begin(connection: Connection) -> None:

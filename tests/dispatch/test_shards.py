@@ -294,3 +294,36 @@ def test_a_tenant_moves_from_sqlite_to_postgresql_workspaces_and_back_with_its_o
     docs = shards.api.get("/api/tenants/acme/documents", headers=acme).json()
     assert {d["slug"] for d in docs} == {"first", "second", "on-postgres"}
     _document(shards, "acme", acme, "home-again")
+
+
+def test_the_site_server_reads_a_tenant_from_a_postgresql_shard_pages_and_search(
+    sqlite_and_postgres_shards: TwoShards, postgres_url: str
+) -> None:
+    from litestar.testing import TestClient
+    from pydantic import SecretStr
+
+    from control_plane.public.app import create_site_app
+    from tenant_runtime import search
+    from tenant_runtime.workspace import WorkspaceFactory
+
+    shards = sqlite_and_postgres_shards
+    acme = shards.tenant("acme", shard="b")
+    document = _document(shards, "acme", acme, "zeppelin-news")
+    assert _publish(shards, "acme", acme, document["id"]).status_code == 202
+    writer = shards.b.factory.open("acme")
+    assert search.index_document(writer, document["id"], 1)  # what the delivery's index_search step does
+    control = shards.settings.control_plane.model_copy(
+        update={
+            "site_data_dirs": (shards.a.factory.settings.data_dir,),
+            "site_workspace_databases": (SecretStr(postgres_url),),
+        }
+    )
+    settings = type(shards.settings)(
+        runtime=shards.settings.runtime, dispatch=shards.settings.dispatch, control_plane=control
+    )
+    own = WorkspaceFactory(settings.runtime, store=shards.a.factory.store, read_only=True)
+    with TestClient(create_site_app(settings, factory=own)) as site:
+        assert site.get("/acme/zeppelin-news").status_code == 200
+        found = site.get("/acme/search", params={"q": "zeppelin"})
+        assert found.status_code == 200 and 'href="' in found.text and "zeppelin-news" in found.text
+        assert site.get("/nobody/zeppelin-news").status_code == 404

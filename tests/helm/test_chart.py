@@ -43,6 +43,7 @@ FULL_VALUES = {
                 "backend": "postgresql",
                 "existingSecret": "ws-b",
                 "databasePodSelector": {"app": "ws-db-b"},
+                "siteExistingSecret": "ws-b-site",
             },
         },
     ],
@@ -307,8 +308,15 @@ def test_a_shard_on_postgresql_workspaces_reaches_only_its_own_workspace_databas
     policy = full_render.get("NetworkPolicy", f"{PREFIX}-shard-b-workspaces")["spec"]
     assert policy["podSelector"]["matchLabels"] == {"app": "ws-db-b"}
     [rule] = policy["ingress"]
-    assert [p["podSelector"]["matchLabels"]["app.kubernetes.io/component"] for p in rule["from"]] == ["shard-b"]
+    assert [p["podSelector"]["matchLabels"]["app.kubernetes.io/component"] for p in rule["from"]] == ["shard-b", "site"]
     assert rule["ports"] == [{"port": 5432, "protocol": "TCP"}]
+    # The site reads it with its own read-only role; no other credential of the shard reaches the site.
+    site = container_env(main_container(full_render.get("Deployment", f"{PREFIX}-site")))
+    assert site["PRESSROOM_SITE_WS_DB_1"] == {
+        "secretKeyRef": {"name": "ws-b-site", "key": "PRESSROOM_WORKSPACE_DATABASE_URL"}
+    }
+    assert site["PRESSROOM_SITE_WORKSPACE_DATABASES"] == "$(PRESSROOM_SITE_WS_DB_1)"
+    assert "PRESSROOM_WORKSPACE_DATABASE_URL" not in site and "PRESSROOM_RUNTIME_SECRET" not in site
     # The bundled database (the control plane's and Prefect's) still admits no runtime.
     bundled = full_render.get("NetworkPolicy", f"{PREFIX}-postgresql")["spec"]["ingress"]
     assert not any(

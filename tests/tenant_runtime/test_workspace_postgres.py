@@ -175,3 +175,13 @@ def test_an_old_revision_upgrades_to_head(workspace_factory: WorkspaceFactory) -
     assert _diff(workspace_factory, "older") == []
     with result.reader() as tx:
         assert tx.connection().execute(text("SELECT count(*) FROM lane")).scalar() > 0  # 0005's seed rows
+
+
+def test_text_with_nul_is_refused_as_bad_input_and_nothing_is_written(workspace: Any) -> None:
+    from tenant_runtime.errors import BadRequest
+
+    with pytest.raises(BadRequest) as refused:
+        publish(workspace, "nul", body="before\x00after")
+    assert refused.value.code == "invalid_text"
+    with workspace.reader() as tx:
+        assert tx.connection().execute(text("SELECT count(*) FROM document")).scalar() == 0
