@@ -28,7 +28,13 @@ PYTEST_WORKERS ?= 2
 
 # Then the workspace suite and the real-stack publish, search and backup/import tests again with the
 # workspaces on PostgreSQL (127.0.0.1:5432; tests/fixtures/workspaces.py makes and drops the database).
-PG_WORKSPACE_TESTS := tests/tenant_runtime tests/integration/test_delivery_pipeline.py tests/integration/test_backups.py
+# The real-stack part is the four tests that cover what differs there (pages, search, tenant isolation of
+# search, backup → import → clone, restore): the rest of those files is the same code over the same rows.
+PG_WORKSPACE_TESTS := tests/tenant_runtime \
+	tests/integration/test_delivery_pipeline.py::test_a_publish_delivers_record_search_aggregates_and_a_signed_webhook \
+	tests/integration/test_delivery_pipeline.py::test_tenants_never_see_each_others_search_or_feeds \
+	tests/integration/test_backups.py::test_backup_then_import_gives_back_every_public_url_byte_identical_and_clones_under_a_new_slug \
+	tests/integration/test_backups.py::test_restore_to_t_shows_its_dry_run_republishes_the_site_of_t_and_undo_brings_it_back
 
 test: install system-deps lint
 	$(BIN)/pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) --dist loadfile --durations=25
