@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 
-.PHONY: up test install system-deps lint bench bench-quick clean
+.PHONY: up test install system-deps lint bench bench-quick screenshots clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -40,6 +40,10 @@ test: install system-deps lint
 	$(BIN)/pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) --dist loadfile --durations=25
 	PRESSROOM_TEST_WORKSPACE_BACKEND=postgresql $(BIN)/pytest -q -p no:cacheprovider -n $(PYTEST_WORKERS) \
 		--dist loadfile --durations=10 $(PG_WORKSPACE_TESTS)
+
+# The dashboard's main pages over a seeded site, 1280x800, into docs/dashboard/ (Chromium via Playwright).
+screenshots: install system-deps
+	PYTHONPATH=. $(BIN)/python scripts/dashboard_screenshots.py docs/dashboard
 
 bench-quick: install
 	$(BIN)/python -m benchmarks --quick
