@@ -66,7 +66,11 @@ class CommandGate:
         actor = principal.tenant_actor(tenant_slug)
         tenant = self.tenants.get(tenant_slug)
         if tenant.status != "active":
-            raise TenantSuspended("This site is suspended.", details={"tenant": tenant.slug})
+            why = f" {tenant.status_reason}" if tenant.status_reason else ""
+            raise TenantSuspended(
+                f"This site is suspended by the platform's operator.{why}",
+                details={"tenant": tenant.slug, "reason": tenant.status_reason},
+            )
         actor.require(permission)
         if confirm is False:
             raise ConfirmationRequired(f'{effect}: send {{"confirm": true}} to go ahead.', details={"field": "confirm"})

@@ -32,6 +32,7 @@ class Site:
     status: str
     permissions: frozenset[str]
     public_url: str
+    status_reason: str | None = None  # why the operator suspended it, shown on every page
 
     def can(self, permission: str) -> bool:
         """Whether to offer an action; the command layer still decides."""
@@ -48,6 +49,7 @@ def site_for(services: Services, principal: Principal, tenant: str) -> Site:
         status=row.status,
         permissions=actor.permissions,
         public_url=f"{services.settings.runtime.site_url}/{row.slug}",
+        status_reason=row.status_reason,
     )
 
 

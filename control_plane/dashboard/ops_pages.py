@@ -75,7 +75,7 @@ class OperatorPages(Controller):
         operator = require_operator(signed_in)
         try:
             if change == "suspend":
-                await services.tenants.set_status(operator, slug, "suspended")
+                await services.tenants.set_status(operator, slug, "suspended", text(data, "reason"))
                 notice(request, f"Site {slug} is suspended: its queue is paused and its editors are told why.")
             elif change == "resume":
                 await services.tenants.set_status(operator, slug, "active")

@@ -21,6 +21,7 @@ class Tenant(ControlPlaneModel, table=True):
     slug: str = Field(unique=True, index=True, max_length=39)
     name: str = Field(max_length=200)
     status: str = Field(default="active", max_length=20)  # active | suspended
+    status_reason: str | None = Field(default=None, max_length=500)  # why it is suspended, shown to its editors
     publishes_per_hour: int = 600
     created_at: datetime = Field(default_factory=utcnow)
     updated_at: datetime = Field(default_factory=utcnow)

@@ -88,17 +88,22 @@ def create_tenant(session: Session, principal: Principal, slug: str, name: str, 
     return tenant
 
 
-def set_status(session: Session, principal: Principal, slug: str, status: str) -> Tenant:
-    """Suspend or resume (the service pauses or resumes the tenant's queue first)."""
+def set_status(session: Session, principal: Principal, slug: str, status: str, reason: str | None = None) -> Tenant:
+    """Suspend (with the reason its editors are shown, if given) or resume (which clears it); the service
+    pauses or resumes the tenant's queue first."""
     actor = _operator(principal)
     if status not in STATUSES:
         raise BadRequest("status is active or suspended.", details={"status": status, "allowed": list(STATUSES)})
     tenant = tenant_row(session, slug)
     before = tenant.status
-    tenant.status, tenant.updated_at = status, utcnow()
+    if status != "suspended":
+        reason = None
+    reason = "".join(ch for ch in (reason or "") if ch.isprintable()).strip()[:500] or None
+    tenant.status, tenant.status_reason, tenant.updated_at = status, reason, utcnow()
     session.add(tenant)
     action = "tenant.suspend" if status == "suspended" else "tenant.resume"
-    record(session, actor, action, tenant=slug, object_type="tenant", object_id=slug, before=before)
+    extra = {"reason": reason} if reason else {}
+    record(session, actor, action, tenant=slug, object_type="tenant", object_id=slug, before=before, **extra)
     return tenant
 
 

@@ -18,6 +18,7 @@ from control_plane.tenants.schemas import (
     AuditOut,
     QuotaUpdate,
     RetentionUpdate,
+    SuspendRequest,
     TenantCreate,
     TenantMove,
     TenantOut,
@@ -59,9 +60,12 @@ class OperatorController(Controller):
         return await services.tenants.detail(principal, slug)
 
     @post("/tenants/{slug:str}/suspend", status_code=200)
-    async def suspend(self, slug: str, principal: Principal, services: Services) -> TenantOut:
-        """Pause the tenant's queue and refuse its commands (423)."""
-        return await services.tenants.set_status(principal, slug, "suspended")
+    async def suspend(
+        self, slug: str, principal: Principal, services: Services, data: SuspendRequest | None = None
+    ) -> TenantOut:
+        """Pause the tenant's queue and refuse its commands (423), telling its editors ``reason`` if given."""
+        reason = data.reason if data is not None else None
+        return await services.tenants.set_status(principal, slug, "suspended", reason)
 
     @post("/tenants/{slug:str}/resume", status_code=200)
     async def resume(self, slug: str, principal: Principal, services: Services) -> TenantOut:

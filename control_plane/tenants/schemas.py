@@ -31,6 +31,11 @@ class TokenCreate(msgspec.Struct, forbid_unknown_fields=True):
         reject_control("name", self.name)
 
 
+class SuspendRequest(msgspec.Struct, forbid_unknown_fields=True):
+    # Why, in words the site's editors are shown on every page and in every refusal.
+    reason: Annotated[str, Meta(max_length=500, pattern=r"^[^\x00-\x1f\x7f]*$")] | None = None
+
+
 class QuotaUpdate(msgspec.Struct, forbid_unknown_fields=True):
     publishes_per_hour: Annotated[int, Meta(ge=0, le=1_000_000)]
 
@@ -72,6 +77,7 @@ class TenantOut(msgspec.Struct):
     publishes_per_hour: int
     created_at: datetime
     site_url: str
+    status_reason: str | None = None  # why it is suspended, if the operator said
     queue_depth: int | None = None
     late_runs: int | None = None
     late_by_seconds: float | None = None
@@ -113,6 +119,7 @@ __all__ = [
     "QuotaUpdate",
     "RetentionOut",
     "RetentionUpdate",
+    "SuspendRequest",
     "TenantCreate",
     "TenantOut",
     "TenantStatus",

@@ -73,6 +73,7 @@ class TenantService:
             slug=tenant.slug,
             name=tenant.name,
             status=tenant.status,
+            status_reason=tenant.status_reason,
             queue=self.dispatch.queue_for(tenant.slug),
             publishes_per_hour=tenant.publishes_per_hour,
             created_at=as_utc(tenant.created_at),
@@ -183,8 +184,8 @@ class TenantService:
                 raise AlreadyExists("A tenant with this slug exists.", details={"slug": slug}) from None
             return tenant
 
-    async def set_status(self, operator: Principal, slug: str, status: str) -> TenantOut:
-        """Suspend (pause the queue, refuse commands with 423) or resume."""
+    async def set_status(self, operator: Principal, slug: str, status: str, reason: str | None = None) -> TenantOut:
+        """Suspend (pause the queue, refuse commands with 423, say ``reason`` to the site's editors) or resume."""
         await asyncio.to_thread(self.get, slug)
         try:
             # The queue first: a suspended tenant must run nothing, so no status flip without it.
@@ -204,7 +205,7 @@ class TenantService:
                 actor=operator.actor_ref(slug), scope="tenants.status", message=m.SetServiceStatus(status=status)
             ),
         )
-        return self.out(await asyncio.to_thread(self._write, actions.set_status, operator, slug, status))
+        return self.out(await asyncio.to_thread(self._set_status, operator, slug, status, reason))
 
     def set_quota(self, operator: Principal, slug: str, publishes_per_hour: int) -> TenantOut:
         return self.out(self._write(actions.set_quota, operator, slug, publishes_per_hour))
@@ -239,6 +240,12 @@ class TenantService:
             token, _ = actions.issue_operator_token(session, operator, label)
             session.commit()
         return token
+
+    def _set_status(self, operator: Principal, slug: str, status: str, reason: str | None) -> Tenant:
+        with Session(self.engine, expire_on_commit=False) as session:
+            tenant = actions.set_status(session, operator, slug, status, reason)
+            session.commit()
+            return tenant
 
     def _write(self, action: actions.TenantWrite, operator: Principal, slug: str, value: object) -> Tenant:
         with Session(self.engine, expire_on_commit=False) as session:

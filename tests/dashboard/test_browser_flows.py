@@ -371,6 +371,9 @@ def test_an_uploaded_image_is_in_the_library_and_served_by_the_public_site(
     assert served.content == picture.read_bytes()
 
 
+REASON = "Invoice 1042 is unpaid; write to billing@example.com."
+
+
 def test_an_operator_suspends_a_site_and_its_editor_sees_why(
     live: LiveDashboard, page: Page, chromium: Browser
 ) -> None:
@@ -383,7 +386,7 @@ def test_an_operator_suspends_a_site_and_its_editor_sees_why(
 
     _sign_in(page, live, editor)
     page.click("text=Notice")
-    expect(page.locator(".flash-warning")).to_have_count(0)
+    expect(page.locator("#site-status")).to_have_count(0)
 
     operator_context = chromium.new_context(viewport={"width": 1280, "height": 900})
     try:
@@ -391,21 +394,27 @@ def test_an_operator_suspends_a_site_and_its_editor_sees_why(
         _sign_in(console, live, OPERATOR_TOKEN)
         console.click("text=Operator console")
         row = console.locator(f"#tenant-{acme.slug}")
+        row.get_by_label(f"Why suspend {acme.slug}").fill(REASON)
         row.locator("button:has-text('Suspend')").click()
         expect(console.locator(".flash-success")).to_contain_text(f"Site {acme.slug} is suspended")
-        expect(console.locator(f"#tenant-{acme.slug} .badge")).to_have_attribute("data-status", "suspended")
+        row = console.locator(f"#tenant-{acme.slug}")
+        expect(row.locator(".badge")).to_have_attribute("data-status", "suspended")
+        expect(row.locator("[data-reason]")).to_have_text(REASON)
     finally:
         operator_context.close()
 
+    # The editor's open page knew nothing of it: the save is refused in words, with the reason.
     page.fill("#body", "Closed today.")
     page.click("button:has-text('Save')")
-    expect(page.locator(".flash-warning")).to_contain_text("suspended")
-    expect(page.locator(".flash-error")).to_contain_text("tenant_suspended")
+    expect(page.locator(".flash-error")).to_contain_text("suspended by the platform's operator")
+    expect(page.locator(".flash-error")).to_contain_text(REASON)
+    expect(page.locator("#site-status [data-reason]")).to_have_text(REASON)
     _nav(page, "Operations")
-    expect(page.locator(".flash-warning")).to_contain_text("suspended")  # on every page
+    expect(page.locator("#site-status")).to_contain_text(REASON)  # on every page
 
     assert _document(room, acme, story["id"])["body"] == "Open as usual."  # nothing half-saved
     refused = room.api.post(
         f"/api/tenants/{acme.slug}/documents/{story['id']}/publish", json={"confirm": True}, headers=acme.headers
     )
     assert refused.status_code == 423 and refused.json()["error"]["code"] == "tenant_suspended"
+    assert refused.json()["error"]["details"]["reason"] == REASON
