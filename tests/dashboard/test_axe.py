@@ -22,7 +22,7 @@ import pytest
 from control_plane.app import create_app
 from control_plane.container import Services
 from dispatch.prefect_twin import RecordingPrefect
-from tests.dashboard.conftest import Dashboard
+from tests.dashboard.conftest import OPERATOR, Dashboard
 from tests.dashboard.test_accessibility import _PARAM, EXTRA_STATES, FRAGMENTS, _pages, _seed
 from tests.fixtures.live_server import serve
 from tests.fixtures.stack import OPERATOR_TOKEN
@@ -227,3 +227,31 @@ def test_tab_order_on_the_documents_list_and_editor_is_navigation_then_main_acti
     assert 0 <= title < slug < body < save, main  # the form reads top to bottom, Save after what it saves
     assert save < _at(main, "Publish version"), main  # then the public-site actions
     context.close()
+
+
+VIEWER_PAGES = (
+    "",
+    "documents/{document_id}",
+    "media",
+    "media/{media_id}",
+    "operations/{operation_id}",
+    "site",
+    "lanes",
+)
+
+
+def test_a_viewers_pages_with_their_controls_disabled_have_no_serious_or_critical_violation(
+    served: Served, chromium: Browser
+) -> None:
+    viewer = served.dashboard.services.tenants.issue_token(OPERATOR, "acme", "viewer").token
+    context = _signed_in(chromium, served.url, viewer)
+    found: list[str] = []
+    for template in VIEWER_PAGES:
+        path = "/dashboard/sites/acme/" + template.format(**served.ids)
+        page = context.new_page()
+        response = page.goto(served.url + path)
+        assert response is not None and response.status == 200, path
+        found += describe(f"{path} (viewer)", axe_violations(page))
+        page.close()
+    context.close()
+    assert not found, "\n".join(found)
