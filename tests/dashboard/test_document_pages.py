@@ -224,9 +224,14 @@ def test_site_settings_through_the_api_check_the_timezone(dashboard: Dashboard) 
         "/api/tenants/acme/settings", json={"title": "Acme news", "timezone": BERLIN}, headers=headers
     )
     assert ok.status_code == 200
+    assert ok.json()["changed"] == ["title", "timezone"]
     assert dashboard.client.get("/api/tenants/acme/settings", headers=headers).json() == {
         "title": "Acme news",
         "timezone": BERLIN,
+        "description": "",
+        "language": "en",
     }
+    bad_language = dashboard.client.put("/api/tenants/acme/settings", json={"language": "e"}, headers=headers)
+    assert bad_language.status_code == 400  # the schema's 2-35 characters
     viewer = {"Authorization": f"Bearer {dashboard.tenant('acme', role='viewer')}"}
     assert dashboard.client.put("/api/tenants/acme/settings", json={"title": "x"}, headers=viewer).status_code == 403
