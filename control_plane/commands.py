@@ -11,6 +11,7 @@ the CLI pass only the principal, the idempotency key and the confirmation.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from control_plane.auth import Principal
@@ -22,6 +23,7 @@ from dispatch.runtime import messages as m
 from tenant_runtime.errors import ConfirmationRequired, TenantSuspended
 from tenant_runtime.workspace import Actor
 
+_EFFECT = "This changes the public site"
 # What counts against a tenant's publishes per hour.
 PUBLISH_QUOTA_KINDS = ("publish", "release")
 
@@ -59,12 +61,23 @@ class CommandGate:
         permission: str,
         confirm: bool | None = None,
         *,
-        effect: str = "This changes the public site",
+        effect: str = _EFFECT,
     ) -> tuple[Actor, Tenant]:
         """The checks every command passes in this order: tenant access (404), active (423), permission
         (403), confirmation (400, ``effect`` says what it would do); the actor and the tenant's row."""
+        return self._admit(principal, tenant_slug, permission, confirm, effect, self.tenants.get)
+
+    def _admit(
+        self,
+        principal: Principal,
+        tenant_slug: str,
+        permission: str,
+        confirm: bool | None,
+        effect: str,
+        tenant_row: Callable[[str], Tenant],
+    ) -> tuple[Actor, Tenant]:
         actor = principal.tenant_actor(tenant_slug)
-        tenant = self.tenants.get(tenant_slug)
+        tenant = tenant_row(tenant_slug)
         if tenant.status != "active":
             why = f" {tenant.status_reason}" if tenant.status_reason else ""
             raise TenantSuspended(
@@ -77,7 +90,10 @@ class CommandGate:
         return actor, tenant
 
     def _execute(self, principal: Principal, command: Command) -> CommandResult:
-        actor, tenant = self.admit(principal, command.tenant, command.permission, command.confirm)
+        # The tenant's row as of the last control-plane change (it is only read here).
+        actor, tenant = self._admit(
+            principal, command.tenant, command.permission, command.confirm, _EFFECT, self.tenants.current
+        )
         quota = m.Quota(PUBLISH_QUOTA_KINDS, tenant.publishes_per_hour) if command.counts_as_publish else None
         return self.runtime.execute(
             command.tenant,
@@ -94,7 +110,7 @@ class CommandGate:
         """Who reads ``tenant``'s data: tenant access and ``permission`` (the runtime checks ``content.view``
         again)."""
         ref = principal.actor_ref(tenant)
-        self.tenants.get(tenant)
+        self.tenants.current(tenant)
         principal.tenant_actor(tenant).require(permission)
         return ref
 

@@ -12,6 +12,7 @@ from control_plane.auth import TokenService
 from control_plane.backups.services import BackupService
 from control_plane.commands import CommandGate
 from control_plane.db.engine import make_engine, upgrade
+from control_plane.db.read_cache import ReadCache
 from control_plane.documents.services import DocumentService
 from control_plane.fields.services import FieldService
 from control_plane.lanes.services import LaneService
@@ -83,7 +84,8 @@ class Services:
         if migrate and settings.control_plane.migrate_on_start:
             upgrade(url)
         engine = make_engine(url)
-        tokens = TokenService(engine)
+        cache = ReadCache(url)
+        tokens = TokenService(engine, cache)
         if settings.control_plane.operator_token is not None:
             tokens.ensure_operator_token(settings.control_plane.operator_token.get_secret_value())
         prefect = prefect or PrefectGateway(settings.dispatch)
@@ -107,7 +109,7 @@ class Services:
             relay = Relay(factory, relay_port, settings.dispatch.coalescing, push=settings.dispatch.worker_push)
             handoff = RelayHandoff(relay.relay_tenant, close=relay_port.close)
             transports[name] = InProcessRuntime(factory, settings.dispatch, handoff)
-        router = ShardRouter(engine, transports, settings.control_plane.default_shard)
+        router = ShardRouter(engine, transports, settings.control_plane.default_shard, cache)
         placement = PlacementService(engine, router, remotes, drain_seconds=settings.control_plane.move_drain_seconds)
         runtime = RuntimeClient(router)
         tenants = TenantService(
@@ -118,6 +120,7 @@ class Services:
             settings.dispatch,
             site_url=settings.runtime.site_url,
             default_publishes_per_hour=settings.control_plane.default_publishes_per_hour,
+            cache=cache,
         )
         gate = CommandGate(tenants, runtime)
         # Downloads stream a backup from the store the runtimes write (one shared store: S3 in a cluster).
@@ -163,6 +166,9 @@ class Services:
         """Finish handing off committed work, then close the Prefect clients."""
         await asyncio.to_thread(self.handoff.close)
         await self.prefect.close()
+        self.tokens.cache.close()
+        if self.factory is not None:
+            self.factory.close()  # the connections kept open checkpoint their WAL as they close
         for remote in self.placement.remotes.values():
             remote.close()
 

@@ -13,8 +13,8 @@ from tenant_runtime.storage.factory import StorageSettings
 
 class RuntimeSettings(PressroomSettings):
     """``PRESSROOM_DATA_DIR``, ``PRESSROOM_SITE_URL``, ``PRESSROOM_PURGE_*``, ``PRESSROOM_SQLITE_BUSY_TIMEOUT_MS``,
-    ``PRESSROOM_AGGREGATE_SETTLE_SECONDS`` / ``_SETTLE_LONE``, ``PRESSROOM_WORKSPACE_BACKEND`` /
-    ``PRESSROOM_WORKSPACE_DATABASE_URL``, and the object store's own settings.
+    ``PRESSROOM_SQLITE_WARM_TENANTS``, ``PRESSROOM_AGGREGATE_SETTLE_SECONDS`` / ``_SETTLE_LONE``,
+    ``PRESSROOM_WORKSPACE_BACKEND`` / ``PRESSROOM_WORKSPACE_DATABASE_URL``, and the object store's own settings.
 
     The workspace backend is chosen per shard (each runtime process reads its own environment):
     ``sqlite`` (default) keeps each tenant's workspace in ``tenants/{slug}/workspace.db``;
@@ -29,6 +29,9 @@ class RuntimeSettings(PressroomSettings):
     purge_url: str | None = None
     purge_secret: SecretStr = SecretStr("")
     sqlite_busy_timeout_ms: int = Field(10_000, ge=0, le=600_000)
+    # How many tenants' SQLite connections a process keeps open between units of work (the most recently
+    # used ones; tenant_runtime/workspace/open.py). 0: a connection per unit of work, closed after it.
+    sqlite_warm_tenants: int = Field(64, ge=0, le=10_000)
     # How long an aggregates step waits for the rest of a burst of publishes before deciding: only while
     # another delivery of the tenant is due (a lone publish decides at once), unless aggregate_settle_lone.
     aggregate_settle_seconds: float = Field(0.5, ge=0, le=60)

@@ -11,24 +11,50 @@ idempotency key, tags), from the same number of clients.
 Brief → published: one brief at a time on a tenant the worker serves (the
 eight-step backbone, offline provider), POST → the operation succeeded, with
 the same bare run creation as the yardstick.
+
+``PRESSROOM_BENCH_INTAKE_ONLY=1`` skips brief → published (a quick look at intake
+alone). The control plane's CPU seconds over each measured round (from /proc)
+give its CPU per accepted brief; with profiling on, an uncounted extra round is
+sampled by py-spy on the control plane (``profile-brief-intake.txt.gz``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import os
+import random
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from benchmarks import prefect_side
+from benchmarks import prefect_side, profiling
 from benchmarks.pressroom_api import ApiError, Tenant
+from benchmarks.procstat import CpuWindow
 from benchmarks.runner import Bench
 from benchmarks.stats import ms, ratio, summarize, target
 from tenant_runtime.ids import utcnow
 
 TENANTS = 20
 CLIENTS = 50
+# The open-loop phase: briefs arrive at this rate (Poisson), each on its own connection slot, whatever the
+# answers take; its latencies are the ones the p99 targets read (at the rate the issue asks for).
+OFFERED_RATE = 300.0
+
+
+async def _open_loop(count: int, rate: float, one: Callable[[int], Awaitable[float]]) -> tuple[list[float], float]:
+    """``count`` calls arriving at ``rate``/s (exponential gaps), not waiting for each other; latencies and the
+    achieved rate (calls ÷ first arrival to last answer)."""
+    rng = random.Random(13)
+    t0 = time.monotonic()
+    due = t0
+    calls: list[asyncio.Task[float]] = []
+    for i in range(count):
+        due += rng.expovariate(rate)
+        await asyncio.sleep(max(0.0, due - time.monotonic()))
+        calls.append(asyncio.ensure_future(one(i)))
+    latencies = list(await asyncio.gather(*calls))
+    return latencies, count / (time.monotonic() - t0)
 
 
 async def _saturated(count: int, clients: int, one: Callable[[int], Awaitable[float]]) -> tuple[list[float], float]:
@@ -68,7 +94,7 @@ async def run(bench: Bench) -> dict[str, Any]:
     quick = bench.profile.name == "quick"
     per_round = 200 if quick else 1500
     rounds = 1 if quick else 2
-    published_samples = 5 if quick else 30
+    published_samples = 0 if os.environ.get("PRESSROOM_BENCH_INTAKE_ONLY") == "1" else (5 if quick else 30)
     tenants = await bench.api.create_tenants("brf", TENANTS, concurrency=4)
     slugs = [t.slug for t in tenants]
     await prefect_side.pause_tenant_queues(bench.prefect, slugs)
@@ -108,8 +134,22 @@ async def run(bench: Bench) -> dict[str, Any]:
     await _saturated(40, 10, prefect)
     await bench.outbox.wait_sent(slugs, timeout=300)
 
-    latencies: dict[str, list[float]] = {"accept": [], "duplicate": [], "prefect": []}
-    rates: dict[str, list[float]] = {"accept": [], "duplicate": [], "prefect": []}
+    latencies: dict[str, list[float]] = {
+        "accept": [],
+        "duplicate": [],
+        "prefect": [],
+        "accept_at_offered_rate": [],
+        "duplicate_at_offered_rate": [],
+    }
+    rates: dict[str, list[float]] = {
+        "accept": [],
+        "duplicate": [],
+        "prefect": [],
+        "accept_at_offered_rate": [],
+        "duplicate_at_offered_rate": [],
+    }
+    cpu_ms: dict[str, list[float]] = {"accept": [], "duplicate": [], "relay": []}
+    roots = {"control-plane": bench.stack.children["control-plane"].pid}
     bench.partial = {"latencies_ms": latencies}
     for r in range(rounds):
         posted.clear()
@@ -119,22 +159,61 @@ async def run(bench: Bench) -> dict[str, Any]:
                 latencies["prefect"] += lat
                 rates["prefect"].append(per_round / wall)
                 continue
+            window = CpuWindow(roots).start()
             lat, wall = await _saturated(per_round, CLIENTS, pressroom_side(f"r{r}"))
             latencies["accept"] += lat
             rates["accept"].append(per_round / wall)
+            cpu_ms["accept"].append(1000 * window.stop()["control-plane"] / per_round)
+            # What the relay's Prefect hand-off still had to do after the accepts (it runs beside them too).
+            window = CpuWindow(roots).start()
+            await bench.outbox.wait_sent(slugs, timeout=600)
+            cpu_ms["relay"].append(1000 * window.stop()["control-plane"] / per_round)
+            window = CpuWindow(roots).start()
             lat, wall = await _saturated(len(posted), CLIENTS, duplicate)
             latencies["duplicate"] += lat
             rates["duplicate"].append(len(posted) / wall)
+            cpu_ms["duplicate"].append(1000 * window.stop()["control-plane"] / len(posted))
             await bench.outbox.wait_sent(slugs, timeout=600)
+            # Open loop at the issue's rate: new briefs, then the same briefs again.
+            posted.clear()
+            lat, achieved = await _open_loop(per_round, OFFERED_RATE, pressroom_side(f"o{r}"))
+            latencies["accept_at_offered_rate"] += lat
+            rates["accept_at_offered_rate"].append(achieved)
+            lat, achieved = await _open_loop(len(posted), OFFERED_RATE, duplicate)
+            latencies["duplicate_at_offered_rate"] += lat
+            rates["duplicate_at_offered_rate"].append(achieved)
+            await bench.outbox.wait_sent(slugs, timeout=600)
+        at_rate = summarize(ms(latencies["accept_at_offered_rate"][-per_round:]))
         bench.log(
             f"  round {r}: accept {rates['accept'][-1]:.0f}/s, duplicates {rates['duplicate'][-1]:.0f}/s, "
-            f"bare run creation {rates['prefect'][-1]:.0f}/s"
+            f"bare run creation {rates['prefect'][-1]:.0f}/s; at {OFFERED_RATE:.0f}/s offered: "
+            f"{rates['accept_at_offered_rate'][-1]:.0f}/s, p99 {at_rate['p99']:.0f} ms"
         )
 
+    profile: dict[str, Any] | None = None
+    if bench.profile_server:
+        bench.log("  profile round (not counted): py-spy on the control plane")
+        path = bench.out / "profile-brief-intake.txt"
+        seconds = min(20.0, max(5.0, per_round / max(rates["accept"])))
+        spy = profiling.start(roots["control-plane"], seconds, path)
+        deadline = time.monotonic() + seconds
+        counter = itertools.count()
+
+        async def until_deadline() -> None:
+            while time.monotonic() < deadline:
+                i = next(counter)
+                await _post(bench, tenants[i % len(tenants)], _brief("prof", i), 202)
+
+        await asyncio.gather(*(until_deadline() for _ in range(CLIENTS)))
+        error = profiling.finish(spy, timeout=seconds + 60)
+        profile = {"error": error} if error else {**profiling.summarize_and_compress(path)}
+        await bench.outbox.wait_sent(slugs, timeout=600)
+
     # Brief → published, one at a time, on a tenant the worker serves.
-    await bench.ready_worker()
-    [live] = await bench.api.create_tenants("brfl", 1)
     to_published: list[float] = []
+    if published_samples:
+        await bench.ready_worker()
+        [live] = await bench.api.create_tenants("brfl", 1)
     for i in range(published_samples):
         t0 = time.monotonic()
         _, body = await _post(bench, live, _brief("live", i), 202)
@@ -142,7 +221,8 @@ async def run(bench: Bench) -> dict[str, Any]:
         if row.status != "succeeded":
             raise RuntimeError(f"brief {i} ended {row.status}")
         to_published.append(time.monotonic() - t0)
-    bench.log(f"  brief → published p50 {summarize(to_published)['p50']:.2f} s")
+    if to_published:
+        bench.log(f"  brief → published p50 {summarize(to_published)['p50']:.2f} s")
 
     await bench.best_effort(
         "deleting the suite's scheduled runs",
@@ -151,7 +231,8 @@ async def run(bench: Bench) -> dict[str, Any]:
     summary = {k: summarize(ms(v)) for k, v in latencies.items()}
     summary["brief_to_published"] = summarize(ms(to_published))
     rate = {k: (sum(v) / len(v) if v else None) for k, v in rates.items()}
-    accept, dup, bare = summary["accept"], summary["duplicate"], summary["prefect"]
+    accept, bare = summary["accept"], summary["prefect"]
+    paced, paced_dup = summary["accept_at_offered_rate"], summary["duplicate_at_offered_rate"]
     return {
         "settings": {
             "tenants": TENANTS,
@@ -160,16 +241,20 @@ async def run(bench: Bench) -> dict[str, Any]:
             "rounds": rounds,
             "published_samples": published_samples,
             "provider": "offline",
+            "offered_rate_per_s": OFFERED_RATE,
             "worker": "idle for intake (tenant queues paused); running for brief → published",
         },
         "samples_ms": {k: ms(v) for k, v in latencies.items()} | {"brief_to_published": ms(to_published)},
         "summary_ms": summary,
         "rate_per_s": rate,
+        # Control-plane CPU (all its threads: requests and the relay's hand-off) per brief, ms, each round.
+        "control_plane_cpu_ms_per_brief": cpu_ms,
+        "profile": profile,
         "ratios": {
             "accept_p50_over_bare_create_p50": ratio(accept["p50"], bare["p50"]),
             "accept_rate_over_bare_create_rate": ratio(rate["accept"], rate["prefect"]),
             "duplicate_rate_over_accept_rate": ratio(rate["duplicate"], rate["accept"]),
-            "brief_to_published_p50_over_bare_create_p50": ratio(summary["brief_to_published"]["p50"], bare["p50"]),
+            "brief_to_published_p50_over_bare_create_p50": ratio(summary["brief_to_published"].get("p50"), bare["p50"]),
         },
         "headline": {
             "metric": "briefs accepted per second (20 tenants, 50 clients) / bare run creations per second",
@@ -180,7 +265,7 @@ async def run(bench: Bench) -> dict[str, Any]:
         },
         "targets": [
             target("briefs accepted ≥ 300/s", rate["accept"], ">=", 300, "/s"),
-            target("accept p99 ≤ 50 ms", accept["p99"], "<=", 50, "ms"),
+            target("accept p99 ≤ 50 ms at 300/s offered", paced["p99"], "<=", 50, "ms"),
             target(
                 "duplicates answered at the accept rate (≥ 0.9×)",
                 ratio(rate["duplicate"], rate["accept"]),
@@ -188,6 +273,6 @@ async def run(bench: Bench) -> dict[str, Any]:
                 0.9,
                 "×",
             ),
-            target("duplicate p99 ≤ 50 ms", dup["p99"], "<=", 50, "ms"),
+            target("duplicate p99 ≤ 50 ms at 300/s offered", paced_dup["p99"], "<=", 50, "ms"),
         ],
     }

@@ -11,6 +11,7 @@ from sqlmodel import Session, col, select
 
 from control_plane.auth.principals import Principal
 from control_plane.db.models import ApiToken, Membership, Tenant, User
+from control_plane.db.read_cache import ReadCache
 from tenant_runtime.errors import BadRequest, Unauthorized
 
 MEMBER_ROLES = ("owner", "editor", "viewer")
@@ -38,8 +39,9 @@ def _principal(session: Session, row: ApiToken) -> Principal | None:
 
 
 class TokenService:
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, cache: ReadCache | None = None) -> None:
         self.engine = engine
+        self.cache = cache or ReadCache(None)
 
     def resolve(self, authorization: str | None) -> Principal:
         """Parse ``Authorization: Bearer <token>`` and look the token up by its hash."""
@@ -50,6 +52,10 @@ class TokenService:
         if scheme.lower() != "bearer" or not token or len(token) > 200:
             raise Unauthorized("Send an Authorization: Bearer <token> header.")
         digest = hash_token(token)
+        # Cached until the control-plane database next changes (a revoked token is refused at once).
+        return self.cache.get("principal", digest, lambda: self._principal_of(digest))
+
+    def _principal_of(self, digest: str) -> Principal:
         with Session(self.engine) as session:
             row = session.exec(select(ApiToken).where(ApiToken.token_hash == digest)).first()
             if row is None or not hmac.compare_digest(row.token_hash, digest):

@@ -18,6 +18,7 @@ from sqlalchemy import Engine
 from sqlmodel import Session
 
 from control_plane.db.models import Placement
+from control_plane.db.read_cache import ReadCache
 from dispatch.runtime import CommandResult, RuntimeTransport
 from dispatch.runtime import messages as m
 from dispatch.runtime.shard import MOVE_RETRY_AFTER
@@ -27,17 +28,30 @@ from tenant_runtime.errors import NotOnShard, RuntimeUnavailable, TenantMoving
 class ShardRouter:
     """A RuntimeTransport that picks the transport of each tenant's shard."""
 
-    def __init__(self, engine: Engine, transports: Mapping[str, RuntimeTransport], default_shard: str) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        transports: Mapping[str, RuntimeTransport],
+        default_shard: str,
+        cache: ReadCache | None = None,
+    ) -> None:
         self.engine = engine
         self.transports = dict(transports)
         self.default_shard = default_shard
+        self.cache = cache or ReadCache(None)
 
     def placement(self, tenant: str) -> Placement | None:
         with Session(self.engine, expire_on_commit=False) as session:
             return session.get(Placement, tenant)
 
-    def shard_of(self, tenant: str) -> tuple[str, str | None]:
-        """The tenant's shard and, during a move, the shard it is moving to."""
+    def shard_of(self, tenant: str, *, fresh: bool = False) -> tuple[str, str | None]:
+        """The tenant's shard and, during a move, the shard it is moving to (as of the last change to the
+        control-plane database, ``ReadCache``; ``fresh`` reads the row now)."""
+        if fresh:
+            return self._shard_of(tenant)
+        return self.cache.get("placement", tenant, lambda: self._shard_of(tenant))
+
+    def _shard_of(self, tenant: str) -> tuple[str, str | None]:
         placement = self.placement(tenant)
         if placement is None:
             return self.default_shard, None
@@ -71,7 +85,7 @@ class ShardRouter:
 
     def _after_refusal(self, tenant: str, refused_by: str) -> str:
         """Where to send a request the tenant's shard refused: the shard a finished move put it on."""
-        shard, moving_to = self.shard_of(tenant)
+        shard, moving_to = self.shard_of(tenant, fresh=True)
         if moving_to is not None:
             raise moving(tenant, shard, moving_to)
         if shard == refused_by:

@@ -15,6 +15,7 @@ from sqlmodel import Session, col, or_, select
 
 from control_plane.auth import Principal
 from control_plane.db.models import OperatorAudit, Tenant
+from control_plane.db.read_cache import ReadCache
 from control_plane.placement import PlacementService
 from control_plane.tenants import actions
 from control_plane.tenants.schemas import AuditOut, RetentionOut, TenantOut, TokenOut
@@ -43,8 +44,10 @@ class TenantService:
         *,
         site_url: str,
         default_publishes_per_hour: int = 600,
+        cache: ReadCache | None = None,
     ) -> None:
         self.engine = engine
+        self.cache = cache or ReadCache(None)
         self.runtime = runtime
         self.placement = placement
         self.prefect = prefect
@@ -60,6 +63,11 @@ class TenantService:
         if tenant is None:
             raise NotFound(f"Tenant {slug!r} not found.", details={"tenant": slug})
         return tenant
+
+    def current(self, slug: str) -> Tenant:
+        """The tenant's row as of the last change to the control-plane database (``ReadCache``); shared
+        between requests, so read it, never change it."""
+        return self.cache.get("tenant", slug, lambda: self.get(slug))
 
     def list(self, *, status: str | None = None) -> list[Tenant]:
         with Session(self.engine, expire_on_commit=False) as session:

@@ -16,17 +16,20 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from sqlalchemy import Table, union_all
+from sqlalchemy import select as select_rows
 from sqlmodel import Session, col, or_, select
 
 from tenant_runtime import audit
-from tenant_runtime.actions.lanes import get_lane
-from tenant_runtime.actions.operations import new_operation, new_operation_id
+from tenant_runtime.actions.operations import new_operation_id
+from tenant_runtime.actions.operations import operation_row as new_operation_row
 from tenant_runtime.errors import AlreadyExists, BadRequest, Conflict, NotFound
-from tenant_runtime.ids import check_document_slug
+from tenant_runtime.ids import check_document_slug, utcnow
 from tenant_runtime.workflows import WriteArticleParameters
 from tenant_runtime.workspace.access import Actor
-from tenant_runtime.workspace.lane_models import Brief
+from tenant_runtime.workspace.lane_models import Brief, Lane
 from tenant_runtime.workspace.models import Document, Operation
+from tenant_runtime.workspace.rows import insert_rows, new_row
 
 BRIEF_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}\Z")
 MAX_TITLE = 300
@@ -35,6 +38,10 @@ MAX_NOTES = 20_000
 MAX_SOURCES = 20
 MAX_URL = 2000
 RESERVED_SLUGS = frozenset({"search", "api", "static", "feed", "rss", "sitemap", "admin"})
+BRIEF: Table = Brief.__table__  # type: ignore[attr-defined]
+LANE: Table = Lane.__table__  # type: ignore[attr-defined]
+DOCUMENT: Table = Document.__table__  # type: ignore[attr-defined]
+OPERATION: Table = Operation.__table__  # type: ignore[attr-defined]
 
 
 class BriefIdReused(Conflict):
@@ -120,30 +127,40 @@ def check_brief(brief: BriefInput) -> str:
 
 
 def submit_brief(tx: Session, tenant: str, actor: Actor, brief: BriefInput) -> Accepted:
-    """Accept ``brief`` and queue its run, or answer the run of the same brief accepted before."""
+    """Accept ``brief`` and queue its run, or answer the run of the same brief accepted before.
+
+    Agents post at machine speed, so this is plain Core statements (benchmarks/analysis.md, brief intake): a
+    primary-key read of the brief, the lane's row, one query for the slug, and three INSERTs (operation, brief,
+    audit) in the caller's transaction; the rows read back through the ORM exactly as if they had been added.
+    """
     actor.require("content.publish")
     slug = check_brief(brief)
     payload = brief.payload()
     digest = payload_hash(payload)
-    existing = tx.get(Brief, brief.brief_id)
+    db = tx.connection()
+    existing = db.execute(select_rows(BRIEF).where(BRIEF.c.brief_id == brief.brief_id)).mappings().first()
     if existing is not None:
-        if existing.payload_sha256 != digest:
+        if existing["payload_sha256"] != digest:
             raise BriefIdReused(
                 "This brief_id was accepted with another payload.",
-                details={"brief_id": brief.brief_id, "operation_id": existing.operation_id},
+                details={"brief_id": brief.brief_id, "operation_id": existing["operation_id"]},
             )
-        operation = tx.get(Operation, existing.operation_id)
+        operation = (
+            db.execute(select_rows(OPERATION).where(OPERATION.c.id == existing["operation_id"])).mappings().first()
+        )
         assert operation is not None  # written in the same transaction as the brief
-        return Accepted(operation, existing, created=False)
-    try:
-        lane = get_lane(tx, brief.lane)
-    except NotFound:
-        raise BadRequest("No such lane in this site.", details={"lane": brief.lane}, code="unknown_lane") from None
-    if not lane.enabled:
-        raise LaneDisabled("This lane is disabled.", details={"lane": lane.name})
-    if tx.exec(select(Document.id).where(Document.slug == slug)).first() is not None or (
-        tx.exec(select(Brief.brief_id).where(Brief.slug == slug)).first() is not None
-    ):
+        return Accepted(new_row(Operation, **operation), new_row(Brief, **existing), created=False)
+    known = isinstance(brief.lane, str) and brief.lane
+    lane = db.execute(select_rows(LANE).where(LANE.c.name == brief.lane)).mappings().first() if known else None
+    if lane is None:
+        raise BadRequest("No such lane in this site.", details={"lane": brief.lane}, code="unknown_lane")
+    if not lane["enabled"]:
+        raise LaneDisabled("This lane is disabled.", details={"lane": lane["name"]})
+    taken = union_all(
+        select_rows(DOCUMENT.c.id).where(DOCUMENT.c.slug == slug),
+        select_rows(BRIEF.c.brief_id).where(BRIEF.c.slug == slug),
+    ).limit(1)
+    if db.execute(taken).first() is not None:
         raise AlreadyExists(
             "Another document or brief already uses this slug.", details={"slug": slug}, code="slug_taken"
         )
@@ -151,28 +168,31 @@ def submit_brief(tx: Session, tenant: str, actor: Actor, brief: BriefInput) -> A
         tenant=tenant,
         operation_id=new_operation_id(),
         brief_id=brief.brief_id,
-        lane=lane.name,
-        pack_version=lane.pack_version,
-        graph_digest=lane.graph_digest,
+        lane=lane["name"],
+        pack_version=lane["pack_version"],
+        graph_digest=lane["graph_digest"],
     )
-    operation = new_operation(tx, actor, parameters)
-    row = Brief(
+    operation_row = new_operation_row(actor, parameters)
+    row = new_row(
+        Brief,
         brief_id=brief.brief_id,
-        lane=lane.name,
+        lane=lane["name"],
         payload=payload,
         payload_sha256=digest,
         slug=slug,
-        graph=list(lane.graph),
-        graph_digest=lane.graph_digest,
-        pack_version=lane.pack_version,
-        operation_id=operation.id,
+        graph=list(lane["graph"]),
+        graph_digest=lane["graph_digest"],
+        pack_version=lane["pack_version"],
+        operation_id=operation_row.id,
+        document_id=None,
         actor=actor.id,
+        created_at=utcnow(),
     )
-    tx.add(row)
-    audit.record(
-        tx, "brief.accept", actor, "brief", brief.brief_id, operation_id=operation.id, lane=lane.name, slug=slug
+    entry = audit.audit_entry(
+        "brief.accept", actor, "brief", brief.brief_id, operation_id=operation_row.id, lane=lane["name"], slug=slug
     )
-    return Accepted(operation, row, created=True)
+    insert_rows(tx, operation_row, row, entry)
+    return Accepted(operation_row, row, created=True)
 
 
 def get_brief(tx: Session, brief_id: str) -> Brief:

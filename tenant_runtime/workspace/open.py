@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import sqlite3
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -19,7 +20,8 @@ from typing import Any
 import structlog
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine.interfaces import Dialect
-from sqlalchemy.pool import NullPool
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.pool import NullPool, QueuePool
 from sqlmodel import Session
 
 from tenant_runtime.edge import NullPurger, Purger, TenantCache
@@ -42,12 +44,25 @@ class Workspace:
     cache: TenantCache
     settings: RuntimeSettings
     log: structlog.stdlib.BoundLogger = field(repr=False)
+    # SQLite: the tenant's writers in this process take turns here before BEGIN IMMEDIATE (one lock per tenant
+    # and factory): a thread waiting on it is woken the moment the writer before it commits, where SQLite's
+    # busy handler would sleep and poll (1, 2, 5, 10 … 100 ms); other processes still meet SQLite's lock.
+    # None on PostgreSQL (row locks, writers go on side by side).
+    write_lock: threading.RLock | None = field(default=None, repr=False)
 
     @contextmanager
     def transaction(self) -> Iterator[Session]:
         """One write transaction (BEGIN IMMEDIATE): commit on success, roll back on error."""
-        with Session(self.engine, expire_on_commit=False) as session, session.begin():
-            yield session
+        turn = self.write_lock
+        # As long as SQLite itself would wait, and then the same error (never a deadlock between two tenants).
+        if turn is not None and not turn.acquire(timeout=self.settings.sqlite_busy_timeout_ms / 1000):
+            raise OperationalError("BEGIN IMMEDIATE", None, sqlite3.OperationalError("database is locked"))
+        try:
+            with Session(self.engine, expire_on_commit=False) as session, session.begin():
+                yield session
+        finally:
+            if turn is not None:
+                turn.release()
 
     @contextmanager
     def reader(self) -> Iterator[Session]:
@@ -99,19 +114,30 @@ def _shared_compilation() -> tuple[Dialect, StatementCache]:
     return source.dialect, StatementCache(limit=2000)
 
 
-def _sqlite_engine(path: Path, *, busy_timeout_ms: int, read_only: bool) -> Engine:
+# Connections a warm tenant keeps open between units of work (more are opened while more threads use it at
+# once, and closed again when they are done).
+WARM_CONNECTIONS = 4
+
+
+def _sqlite_engine(path: Path, *, busy_timeout_ms: int, read_only: bool, warm: bool = False) -> Engine:
     url = f"sqlite:///file:{path}?mode=ro&uri=true" if read_only else f"sqlite:///{path}"
     dialect, statements = _shared_compilation()
-    # NullPool: a connection per unit of work, so thousands of idle tenants hold no file handles. The shared
-    # cache through the public execution option (no cache of the engine's own: query_cache_size=0); the
-    # dialect that keys it set on the engine (the one it made is only used to initialize connections).
-    engine = create_engine(
-        url,
-        poolclass=NullPool,
-        connect_args={"check_same_thread": False},
-        query_cache_size=0,
-        execution_options={"compiled_cache": statements},
-    )
+    # The shared cache through the public execution option (no cache of the engine's own: query_cache_size=0);
+    # the dialect that keys it set on the engine (the one it made is only used to initialize connections).
+    options: dict[str, Any] = {
+        "connect_args": {"check_same_thread": False},
+        "query_cache_size": 0,
+        "execution_options": {"compiled_cache": statements},
+    }
+    if warm:
+        # A warm tenant keeps its connections: closing the last connection of a WAL database checkpoints the
+        # WAL into the database file (an fsync) and deletes it, and opening one sets the PRAGMAs again; per
+        # unit of work that was half of a brief's accept (benchmarks/analysis.md). The factory bounds how many
+        # tenants stay warm (``WorkspaceFactory._keep_warm``), so thousands of idle tenants hold no files.
+        engine = create_engine(url, poolclass=QueuePool, pool_size=WARM_CONNECTIONS, max_overflow=-1, **options)
+    else:
+        # NullPool: a connection per unit of work, so thousands of idle tenants hold no file handles.
+        engine = create_engine(url, poolclass=NullPool, **options)
     engine.dialect = dialect
 
     @event.listens_for(engine, "connect")
@@ -152,6 +178,8 @@ class WorkspaceFactory:
         self.purger: Purger = purger if purger is not None else _default_purger(settings)
         self.read_only = read_only
         self._engines: dict[str, Engine] = {}
+        self._warm: OrderedDict[str, Engine] = OrderedDict()  # tenants with open connections, most recent last
+        self._write_locks: dict[str, threading.RLock] = {}
         self._lock = threading.Lock()
 
     def exists(self, tenant: str) -> bool:
@@ -178,6 +206,11 @@ class WorkspaceFactory:
             engine = self._engines.get(tenant)
         if engine is None:
             engine = self._load(tenant)
+        write_lock = None
+        if not self.settings.postgres_workspaces:
+            self._keep_warm(tenant, engine)
+            with self._lock:
+                write_lock = self._write_locks.setdefault(tenant, threading.RLock())
         store = TenantStore(self.store, tenant)
         bind_store(engine, store)
         return Workspace(
@@ -187,6 +220,7 @@ class WorkspaceFactory:
             cache=TenantCache(self.purger, tenant),
             settings=self.settings,
             log=structlog.get_logger("pressroom.workspace").bind(tenant=tenant),
+            write_lock=write_lock,
         )
 
     def _load(self, tenant: str) -> Engine:
@@ -208,21 +242,47 @@ class WorkspaceFactory:
         return cached
 
     def _engine(self, tenant: str) -> Engine:
-        return workspace_engine(self.settings, tenant, read_only=self.read_only)
+        return workspace_engine(
+            self.settings, tenant, read_only=self.read_only, warm=self.settings.sqlite_warm_tenants > 0
+        )
+
+    def _keep_warm(self, tenant: str, engine: Engine) -> None:
+        """Mark ``tenant`` most recently used; close the connections of the least recent beyond the bound."""
+        bound = self.settings.sqlite_warm_tenants
+        if bound <= 0:
+            return
+        with self._lock:
+            self._warm[tenant] = engine
+            self._warm.move_to_end(tenant)
+            cold = [self._warm.popitem(last=False)[1] for _ in range(len(self._warm) - bound)]
+        for other in cold:
+            # Its idle connections close now (a connection in use closes when it is returned); the engine
+            # stays cached and opens connections again when the tenant comes back.
+            other.pool.dispose()
 
     def forget(self, tenant: str) -> None:
         with self._lock:
             engine = self._engines.pop(tenant, None)
+            self._warm.pop(tenant, None)
         if engine is not None:
             release_engine(engine)
 
+    def close(self) -> None:
+        """Close every SQLite connection this factory keeps open (its engines open new ones if used again)."""
+        with self._lock:
+            warm = list(self._warm.values())
+            self._warm.clear()
+        for engine in warm:
+            engine.pool.dispose()
 
-def workspace_engine(settings: RuntimeSettings, tenant: str, *, read_only: bool = False) -> Engine:
-    """The engine of one tenant's workspace on the shard's backend (the file, or its schema)."""
+
+def workspace_engine(settings: RuntimeSettings, tenant: str, *, read_only: bool = False, warm: bool = False) -> Engine:
+    """The engine of one tenant's workspace on the shard's backend (the file, or its schema); ``warm``: a
+    SQLite engine keeps its connections open between units of work (a factory's, bounded by the factory)."""
     if settings.postgres_workspaces:
         return postgres.schema_engine(workspace_url(settings), postgres.schema_name(tenant), read_only=read_only)
     path = settings.workspace_path(check_tenant_slug(tenant))
-    return _sqlite_engine(path, busy_timeout_ms=settings.sqlite_busy_timeout_ms, read_only=read_only)
+    return _sqlite_engine(path, busy_timeout_ms=settings.sqlite_busy_timeout_ms, read_only=read_only, warm=warm)
 
 
 def workspace_url(settings: RuntimeSettings) -> str:
