@@ -90,7 +90,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
         state=State({"services": services}),
         dependencies={
             "services": Provide(provide_services, sync_to_thread=False),
-            "principal": Provide(provide_principal, sync_to_thread=True),
+            "principal": Provide(provide_principal),
         },
         exception_handlers={**EXCEPTION_HANDLERS, NotFoundException: not_routed(EXCEPTION_HANDLERS[HTTPException])},
         guards=[require_json_body, decode_strictly],

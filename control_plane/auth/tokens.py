@@ -38,6 +38,16 @@ def _principal(session: Session, row: ApiToken) -> Principal | None:
     return Principal(token_id=row.id, kind="member", user_id=row.user_id, tenant_slug=tenant.slug, role=member.role)
 
 
+def _digest_of(authorization: str | None) -> str:
+    if not authorization:
+        raise Unauthorized("Send an Authorization: Bearer <token> header.")
+    scheme, _, token = authorization.partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token or len(token) > 200:
+        raise Unauthorized("Send an Authorization: Bearer <token> header.")
+    return hash_token(token)
+
+
 class TokenService:
     def __init__(self, engine: Engine, cache: ReadCache | None = None) -> None:
         self.engine = engine
@@ -45,15 +55,17 @@ class TokenService:
 
     def resolve(self, authorization: str | None) -> Principal:
         """Parse ``Authorization: Bearer <token>`` and look the token up by its hash."""
-        if not authorization:
-            raise Unauthorized("Send an Authorization: Bearer <token> header.")
-        scheme, _, token = authorization.partition(" ")
-        token = token.strip()
-        if scheme.lower() != "bearer" or not token or len(token) > 200:
-            raise Unauthorized("Send an Authorization: Bearer <token> header.")
-        digest = hash_token(token)
+        digest = _digest_of(authorization)
         # Cached until the control-plane database next changes (a revoked token is refused at once).
         return self.cache.get("principal", digest, lambda: self._principal_of(digest))
+
+    def resolve_cached(self, authorization: str | None) -> Principal | None:
+        """``resolve``'s answer when it is in the cache and current, else None (no database read)."""
+        try:
+            principal = self.cache.peek("principal", _digest_of(authorization))
+        except Unauthorized:
+            return None
+        return principal if isinstance(principal, Principal) else None
 
     def _principal_of(self, digest: str) -> Principal:
         with Session(self.engine) as session:

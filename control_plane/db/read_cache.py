@@ -60,6 +60,15 @@ class ReadCache:
                 self._entries[entry] = value
         return value
 
+    def peek(self, kind: str, key: Hashable) -> object | None:
+        """The cached value of ``(kind, key)`` if it is current, else None (never loads: cheap enough for an
+        event loop)."""
+        if self._watch is None:
+            return None
+        with self._lock:
+            self._current()
+            return self._entries.get((kind, key))
+
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()

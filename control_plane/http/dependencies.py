@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 from litestar import Request
 from litestar.connection import ASGIConnection
 from litestar.datastructures import State
@@ -29,8 +30,18 @@ def principal_of(connection: ASGIConnection[Any, Any, Any, Any]) -> Principal:
     return principal
 
 
-def provide_principal(request: Request[Any, Any, Any]) -> Principal:
-    return principal_of(request)
+async def provide_principal(request: Request[Any, Any, Any]) -> Principal:
+    """The request's principal: from the token cache on the event loop when it is there (no thread hop, no
+    query), else resolved on a worker thread (it reads the control-plane database)."""
+    cached = request.scope.get(_PRINCIPAL)
+    if isinstance(cached, Principal):
+        return cached
+    services: Services = request.app.state.services
+    principal = services.tokens.resolve_cached(request.headers.get("authorization"))
+    if principal is None:
+        return await anyio.to_thread.run_sync(principal_of, request)
+    request.scope[_PRINCIPAL] = principal  # type: ignore[literal-required]
+    return principal
 
 
 __all__ = ["principal_of", "provide_principal", "provide_services"]
