@@ -12,8 +12,9 @@ import hashlib
 import json
 import re
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from sqlalchemy import Table, union_all
@@ -21,15 +22,14 @@ from sqlalchemy import select as select_rows
 from sqlmodel import Session, col, or_, select
 
 from tenant_runtime import audit
-from tenant_runtime.actions.operations import new_operation_id
-from tenant_runtime.actions.operations import operation_row as new_operation_row
+from tenant_runtime.actions.operations import new_operation_id, operation_values
 from tenant_runtime.errors import AlreadyExists, BadRequest, Conflict, NotFound
-from tenant_runtime.ids import check_document_slug, utcnow
+from tenant_runtime.ids import check_document_slug
 from tenant_runtime.workflows import WriteArticleParameters
 from tenant_runtime.workspace.access import Actor
 from tenant_runtime.workspace.lane_models import Brief, Lane
-from tenant_runtime.workspace.models import Document, Operation
-from tenant_runtime.workspace.rows import insert_rows, new_row
+from tenant_runtime.workspace.models import AuditEntry, Document, Operation
+from tenant_runtime.workspace.rows import insert_values, row_values
 
 BRIEF_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}\Z")
 MAX_TITLE = 300
@@ -38,6 +38,7 @@ MAX_NOTES = 20_000
 MAX_SOURCES = 20
 MAX_URL = 2000
 RESERVED_SLUGS = frozenset({"search", "api", "static", "feed", "rss", "sitemap", "admin"})
+Row = TypeVar("Row", Brief, Operation)
 BRIEF: Table = Brief.__table__  # type: ignore[attr-defined]
 LANE: Table = Lane.__table__  # type: ignore[attr-defined]
 DOCUMENT: Table = Document.__table__  # type: ignore[attr-defined]
@@ -145,11 +146,9 @@ def submit_brief(tx: Session, tenant: str, actor: Actor, brief: BriefInput) -> A
                 "This brief_id was accepted with another payload.",
                 details={"brief_id": brief.brief_id, "operation_id": existing["operation_id"]},
             )
-        operation = (
-            db.execute(select_rows(OPERATION).where(OPERATION.c.id == existing["operation_id"])).mappings().first()
-        )
-        assert operation is not None  # written in the same transaction as the brief
-        return Accepted(new_row(Operation, **operation), new_row(Brief, **existing), created=False)
+        first = db.execute(select_rows(OPERATION).where(OPERATION.c.id == existing["operation_id"])).mappings().first()
+        assert first is not None  # written in the same transaction as the brief
+        return Accepted(_instance(Operation, dict(first)), _instance(Brief, dict(existing)), created=False)
     known = isinstance(brief.lane, str) and brief.lane
     lane = db.execute(select_rows(LANE).where(LANE.c.name == brief.lane)).mappings().first() if known else None
     if lane is None:
@@ -172,8 +171,8 @@ def submit_brief(tx: Session, tenant: str, actor: Actor, brief: BriefInput) -> A
         pack_version=lane["pack_version"],
         graph_digest=lane["graph_digest"],
     )
-    operation_row = new_operation_row(actor, parameters)
-    row = new_row(
+    operation = operation_values(actor, parameters)
+    row = row_values(
         Brief,
         brief_id=brief.brief_id,
         lane=lane["name"],
@@ -183,16 +182,21 @@ def submit_brief(tx: Session, tenant: str, actor: Actor, brief: BriefInput) -> A
         graph=list(lane["graph"]),
         graph_digest=lane["graph_digest"],
         pack_version=lane["pack_version"],
-        operation_id=operation_row.id,
-        document_id=None,
+        operation_id=operation["id"],
         actor=actor.id,
-        created_at=utcnow(),
     )
-    entry = audit.audit_entry(
-        "brief.accept", actor, "brief", brief.brief_id, operation_id=operation_row.id, lane=lane["name"], slug=slug
+    entry = audit.entry_values(
+        "brief.accept", actor, "brief", brief.brief_id, operation_id=operation["id"], lane=lane["name"], slug=slug
     )
-    insert_rows(tx, operation_row, row, entry)
-    return Accepted(operation_row, row, created=True)
+    insert_values(tx, Operation, operation)
+    insert_values(tx, Brief, row)
+    insert_values(tx, AuditEntry, entry)
+    return Accepted(_instance(Operation, operation), _instance(Brief, row), created=True)
+
+
+def _instance(model: type[Row], values: Mapping[str, Any]) -> Row:
+    """A transient instance holding a row's values (what ``Accepted`` carries; never added to a session)."""
+    return model(**values)
 
 
 def get_brief(tx: Session, brief_id: str) -> Brief:
