@@ -262,6 +262,7 @@ OPS_BODIES: dict[tuple[str, str], Any] = {
     ("PATCH", "/ops/tenants/{slug}/retention"): {"succeeded_days": 1, "failed_days": None},
     ("PUT", "/ops/tenants/{slug}/media-policy"): {"max_bytes": 1, "retention_days": 0},
     ("POST", "/ops/tenants/{slug}/move"): {"to": "default", "confirm": True},
+    ("POST", "/ops/tenants/{slug}/suspend"): {"reason": "Unpaid invoice"},
     ("POST", "/ops/package-keys"): {"public_key": NEWCOMER.public_key, "name": "newcomer"},
     ("POST", "/ops/package-keys/{key_id}/revoke"): {},
     ("POST", "/ops/package-keys/{key_id}/expire"): {"at": "2030-01-01T00:00:00+00:00"},
