@@ -16,6 +16,11 @@ from tenant_runtime.settings import RuntimeSettings
 from tenant_runtime.storage import MemoryStore
 from tenant_runtime.storage.factory import StorageSettings
 from tenant_runtime.workspace import WorkspaceFactory
+from tests.fixtures.workspaces import sqlite_only
+
+# Warm SQLite connections and SQLite's busy waits; a PostgreSQL shard shares one pool per database and its
+# writers queue on the tenant's advisory lock (tests/tenant_runtime/test_workspace_postgres.py).
+pytestmark = sqlite_only
 
 
 def _factory(tmp_path: Path, warm: int) -> WorkspaceFactory:
