@@ -117,7 +117,8 @@ def _png() -> bytes:
     return out.getvalue()
 
 
-def _api(site: Site, token: str, method: str, path: str, status: int, **kwargs: Any) -> dict[str, Any]:
+def api_call(site: Site, token: str, method: str, path: str, status: int, **kwargs: Any) -> dict[str, Any]:
+    """``method path`` as ``token``'s bearer; its JSON answer, or RuntimeError unless it answered ``status``."""
     response = site.client.request(method, path, headers={"Authorization": f"Bearer {token}"}, **kwargs)
     if response.status_code != status:
         raise RuntimeError(f"{method} {path}: {response.status_code} {response.text[:300]}")
@@ -127,10 +128,10 @@ def _api(site: Site, token: str, method: str, path: str, status: int, **kwargs: 
 def make_real(site: Site, slug: str, token: str) -> None:
     """One of everything through the API: the rows the bulk fill copies."""
     t = f"/api/tenants/{slug}"
-    doc = _api(site, token, "POST", f"{t}/documents", 201, json={"slug": "seed", "title": "Seed", "body": "Hi"})
-    _api(site, token, "POST", f"{t}/documents/{doc['id']}/publish", 202, json={"confirm": True})
-    _api(site, token, "POST", f"{t}/media", 201, files={"file": ("seed.png", _png(), "image/png")})
-    _api(
+    doc = api_call(site, token, "POST", f"{t}/documents", 201, json={"slug": "seed", "title": "Seed", "body": "Hi"})
+    api_call(site, token, "POST", f"{t}/documents/{doc['id']}/publish", 202, json={"confirm": True})
+    api_call(site, token, "POST", f"{t}/media", 201, files={"file": ("seed.png", _png(), "image/png")})
+    api_call(
         site,
         token,
         "POST",
@@ -138,7 +139,7 @@ def make_real(site: Site, slug: str, token: str) -> None:
         202,
         json={"brief_id": f"seed-{slug}", "lane": "news", "title": "Seed brief"},
     )
-    _api(site, token, "POST", f"{t}/members", 201, json={"name": "Vera", "role": "editor"})
+    api_call(site, token, "POST", f"{t}/members", 201, json={"name": "Vera", "role": "editor"})
     site.services.handoff.flush()
 
 

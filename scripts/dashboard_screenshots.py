@@ -26,7 +26,7 @@ import uvicorn
 from PIL import Image, ImageDraw
 from sqlmodel import select
 
-from benchmarks.dashboard_site import OPERATOR_TOKEN, Site, dashboard_site
+from benchmarks.dashboard_site import OPERATOR_TOKEN, Site, api_call, dashboard_site
 from control_plane.app import create_app
 from control_plane.public.app import create_site_app
 from tenant_runtime.actions import operations as operation_actions
@@ -85,13 +85,6 @@ def _image(label: str, colour: tuple[int, int, int]) -> bytes:
     return out.getvalue()
 
 
-def _call(site: Site, token: str, method: str, path: str, status: int, **kwargs: Any) -> dict[str, Any]:
-    response = site.client.request(method, path, headers={"Authorization": f"Bearer {token}"}, **kwargs)
-    if response.status_code != status:
-        raise RuntimeError(f"{method} {path}: {response.status_code} {response.text[:300]}")
-    return dict(response.json())
-
-
 def _settle(site: Site, *, failed: int = 0, dead: int = 0) -> None:
     """What workers do: every sent operation claimed and finished; the oldest ``failed``/``dead`` break."""
     site.services.handoff.flush()
@@ -124,7 +117,7 @@ def seed(site: Site) -> dict[str, str]:
         slug = "-".join(title.lower().replace(":", "").replace(",", "").split()[:5])
         body = BODY.format(title=title) + f"\n\nFiled under *{tag}*."
         docs.append(
-            _call(
+            api_call(
                 site,
                 token,
                 "POST",
@@ -134,13 +127,13 @@ def seed(site: Site) -> dict[str, str]:
             )
         )
     for doc in docs[:7]:
-        _call(site, token, "POST", f"{t}/documents/{doc['id']}/publish", 202, json={"confirm": True})
+        api_call(site, token, "POST", f"{t}/documents/{doc['id']}/publish", 202, json={"confirm": True})
         site.services.handoff.flush()
     _settle(site, failed=1, dead=1)
     for doc in docs[:2]:
         edited = BODY.format(title=doc["title"]).replace("7 to 2", "8 to 1") + "\n\n*Updated with the final vote.*"
-        _call(site, token, "PUT", f"{t}/documents/{doc['id']}", 200, json={"version": 1, "body": edited})
-    _call(
+        api_call(site, token, "PUT", f"{t}/documents/{doc['id']}", 200, json={"version": 1, "body": edited})
+    api_call(
         site,
         token,
         "POST",
@@ -160,10 +153,10 @@ def seed(site: Site) -> dict[str, str]:
         ("Old market", (71, 84, 103)),
     ):
         name = label.lower().replace(" ", "-") + ".png"
-        media = _call(
+        media = api_call(
             site, token, "POST", f"{t}/media", 201, files={"file": (name, _image(label, colour), "image/png")}
         )
-    _call(
+    api_call(
         site,
         token,
         "POST",
@@ -171,7 +164,7 @@ def seed(site: Site) -> dict[str, str]:
         202,
         json={"brief_id": "ferry-followup", "lane": "news", "title": "Ferry timetable: reactions"},
     )
-    _call(
+    api_call(
         site,
         token,
         "POST",
@@ -179,7 +172,7 @@ def seed(site: Site) -> dict[str, str]:
         201,
         json={"name": "Vera Lindqvist", "role": "editor", "email": "vera@example.org"},
     )
-    _call(site, token, "POST", f"{t}/members", 201, json={"name": "Sam Okafor", "role": "viewer"})
+    api_call(site, token, "POST", f"{t}/members", 201, json={"name": "Sam Okafor", "role": "viewer"})
     _settle(site)
     assert media is not None
     return {"token": token, "document": docs[0]["id"], "media": media["id"]}
