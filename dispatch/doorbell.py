@@ -47,6 +47,7 @@ log = structlog.get_logger("pressroom.doorbell")
 DIRECTORY = ".doorbell"
 _MAX_SOCKET_PATH = 107  # sun_path is 108 bytes with the terminating NUL
 _SOCKET_NAME_MAX = len("/worker-4194304-00000000.sock")  # the longest name open() binds (pid_max is 2**22)
+_WAITING_MAX = 1000  # rings beyond this many tenants between polls only wake the loop
 _LOCAL: set[Doorbell] = set()
 _LOCAL_LOCK = threading.Lock()
 
@@ -77,6 +78,9 @@ class Doorbell:
         self.serves = serves  # None: every tenant
         self.path: Path | None = None
         self.rings = 0
+        # The tenants rung for since the worker last took them: its next poll asks for their queues
+        # even when other tenants' older runs fill the pool's list of waiting runs.
+        self.waiting: set[str] = set()
         self._sock: socket.socket | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._rung = asyncio.Event()
@@ -144,7 +148,17 @@ class Doorbell:
         """Wake the loop if it serves ``tenant`` (from any thread)."""
         if (self.serves is None or tenant in self.serves) and self._loop is not None and not self._loop.is_closed():
             with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-                self._loop.call_soon_threadsafe(self.ring)
+                self._loop.call_soon_threadsafe(self._ring_tenant, tenant)
+
+    def take_waiting(self) -> set[str]:
+        """The tenants rung for since the last call (from this loop's thread)."""
+        waiting, self.waiting = self.waiting, set()
+        return waiting
+
+    def _ring_tenant(self, tenant: str) -> None:
+        if len(self.waiting) < _WAITING_MAX:
+            self.waiting.add(tenant)
+        self.ring()
 
     def _readable(self) -> None:
         while self._sock is not None:
@@ -156,7 +170,7 @@ class Doorbell:
                 return
             tenant = data.decode(errors="replace")
             if self.serves is None or tenant in self.serves:
-                self.ring()
+                self._ring_tenant(tenant)
 
 
 def ring(data_dir: Path, tenant: str) -> int:

@@ -21,6 +21,7 @@ from prefect.client.schemas.filters import (
     FlowRunFilter,
     FlowRunFilterEndTime,
     FlowRunFilterId,
+    FlowRunFilterNextScheduledStartTime,
     FlowRunFilterState,
     FlowRunFilterStateName,
     FlowRunFilterStateType,
@@ -58,6 +59,7 @@ from tenant_runtime.workflows import FanOutChoreParameters, Workflow, run_parame
 
 DEPLOYMENT_NAME = "pressroom"
 _PAGE = 200
+_WAITING_PAGES = 5  # the oldest 1,000 due runs of the pool name the queues a poll asks for
 _BULK_DELETE = 50  # the most Prefect's bulk delete takes at once
 
 
@@ -434,6 +436,33 @@ class PrefectGateway:
         return found
 
     # --- what only the runtime worker asks -------------------------------------------------------------
+
+    async def waiting_queues(self, *, pages: int = _WAITING_PAGES) -> list[str]:
+        """The queues of the pool that have a Scheduled run due now, those of the longest-waiting runs first.
+
+        One indexed query on ``flow_run`` a page (state type and next scheduled start), so an idle
+        poll costs the same whether the pool has 10 queues or 10,000: ``get_scheduled_flow_runs``
+        looks up every queue it is given, one query each, and without names reads and marks every
+        queue of the pool (see ``due_runs``). At most ``pages`` pages of ``_PAGE`` runs are read.
+        """
+        names: dict[str, None] = {}
+        now = utcnow()
+        async with self._call() as client:
+            for page_number in range(pages):
+                page = await client.read_flow_runs(
+                    flow_run_filter=FlowRunFilter(
+                        state=FlowRunFilterState(type=FlowRunFilterStateType(any_=[StateType.SCHEDULED])),
+                        next_scheduled_start_time=FlowRunFilterNextScheduledStartTime(before_=now),
+                    ),
+                    work_pool_filter=WorkPoolFilter(name=WorkPoolFilterName(any_=[self.settings.work_pool])),
+                    sort=FlowRunSort.NEXT_SCHEDULED_START_TIME_ASC,
+                    limit=_PAGE,
+                    offset=page_number * _PAGE,
+                )
+                names.update((run.work_queue_name, None) for run in page if run.work_queue_name)
+                if len(page) < _PAGE:
+                    break
+        return list(names)
 
     async def due_runs(self, queue_names: Sequence[str] | None) -> list[FlowRun]:
         """Scheduled runs of the pool (of those queues) that are due now, in queue-priority order."""

@@ -50,6 +50,7 @@ from tenant_runtime.workspace import WorkspaceFactory, list_tenants
 
 log = structlog.get_logger("pressroom.worker")
 T = TypeVar("T")
+_QUEUE_BATCH = 100  # the most queues one pool query names (Prefect looks each one up)
 
 
 class RuntimeWorker:
@@ -177,17 +178,18 @@ class RuntimeWorker:
             await asyncio.gather(*pending, return_exceptions=True)
 
     async def poll_once(self) -> int:
-        """Claim due runs up to the free concurrency; returns how many started."""
+        """Claim due runs up to the free concurrency; returns how many started.
+
+        Asks Prefect's pool query only for the queues that have runs waiting (the pool's oldest due
+        runs, and the tenants the doorbell was rung for), never for every queue it serves: the
+        pool query looks up each queue it is given, so its cost would grow with idle tenants.
+        """
         free = self.settings.concurrency - len(self._running)
         if free <= 0:
             return 0
-        queue_names: list[str] | None = None
-        if self.tenants is not None:
-            queue_names = sorted(self.settings.queue_for(t) for t in self.tenants)
-            if self.platform:
-                queue_names.append(self.settings.platform_queue)
-            if not queue_names:
-                return 0  # no queue at all is not "every queue"
+        queue_names = self._waiting_queue_names(await self.gateway.waiting_queues())
+        if not queue_names:
+            return 0  # nothing waits: no pool query at all
         started = 0
         for flow_run in _round_robin(await self.gateway.due_runs(queue_names)):
             if flow_run.work_queue_name == self.settings.platform_queue and not self.platform:
@@ -197,7 +199,7 @@ class RuntimeWorker:
             if flow_run.id in self._running or flow_run.id in self._running_queues:
                 continue
             queue = flow_run.work_queue_name or ""
-            if queue_names is not None and queue not in self._queues_now():
+            if self.tenants is not None and queue not in self._queues_now():
                 continue  # its tenant started draining since the poll: leave the run for the next holder
             # Counted as busy before it is taken, so a drain that starts meanwhile waits for it.
             self._running_queues[flow_run.id] = queue
@@ -209,6 +211,25 @@ class RuntimeWorker:
             task.add_done_callback(partial(self._forget, flow_run.id))
             started += 1
         return started
+
+    def _waiting_queue_names(self, waiting: list[str]) -> list[str]:
+        """Of ``waiting`` and the rung tenants' queues, those this worker polls now; at most ``_QUEUE_BATCH``."""
+        rung = [self.settings.queue_for(t) for t in sorted(self.doorbell.take_waiting())] if self.doorbell else []
+        served = None if self.tenants is None else self._queues_now()
+        names: dict[str, None] = {}
+        for queue in [*rung, *waiting]:
+            if queue == self.settings.platform_queue:
+                if not self.platform:
+                    continue
+            elif served is not None:
+                if queue not in served:
+                    continue
+            elif self.settings.tenant_of_queue(queue) is None:
+                continue
+            names[queue] = None
+            if len(names) >= _QUEUE_BATCH:
+                break  # the rest are asked for at the next poll, which comes at once when this one started runs
+        return list(names)
 
     def _queues_now(self) -> set[str]:
         queues = {self.settings.queue_for(t) for t in self.tenants or ()}

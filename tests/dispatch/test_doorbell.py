@@ -52,9 +52,11 @@ def test_a_ring_from_another_process_wakes_a_worker_serving_the_tenant(tmp_path:
             ringer = await asyncio.create_subprocess_exec(sys.executable, "-c", code, str(data_dir), "acme")
             woken = await _wait(bell, 60)  # the ringer is a fresh interpreter: slow to start on a busy machine
             assert await ringer.wait() == 0  # it reached exactly the one socket
+            assert bell.take_waiting() == {"acme"} and bell.take_waiting() == set()  # the next poll names acme's queue
             # A ring for a tenant this worker does not serve does not wake it.
             await asyncio.to_thread(_ring_raw, bell.path, b"other")
             ignored = await _wait(bell, 0.3)
+            assert bell.take_waiting() == set()
             return woken, ignored, bell.rings
         finally:
             bell.close()

@@ -28,6 +28,9 @@ class PoolTwin:
         self.asked: list[list[str] | None] = []
         self.taken: list[str] = []
 
+    async def waiting_queues(self) -> list[str]:
+        return list(dict.fromkeys(r.work_queue_name for r in self.runs if r.work_queue_name))
+
     async def due_runs(self, queue_names: Sequence[str] | None) -> list[FlowRun]:
         self.asked.append(list(queue_names) if queue_names is not None else None)
         return [r for r in self.runs if queue_names is None or r.work_queue_name in queue_names]
@@ -56,6 +59,8 @@ def test_the_worker_polls_only_its_tenants_and_not_a_draining_one(workspace_fact
     assert asyncio.run(poll()) == 1
     assert pool.asked == [["tenant-acme"]]  # never initech's queue, nor globex's while it drains
     assert pool.taken == [str(pool.runs[0].id)]
+    pool.runs.pop(0)
+    assert asyncio.run(poll()) == 0 and len(pool.asked) == 1  # no run of its tenants waits: no pool query
     tenants.remove("acme")
     tenants.remove("globex")
     assert asyncio.run(poll()) == 0 and len(pool.asked) == 1  # no tenant: no poll at all, not "every queue"
