@@ -2,7 +2,7 @@
 
 common.py      the Typer app, console, settings, services, the CLI's operator principal
 servers.py     up, serve, site, worker, migrate
-tenants.py     tenants create|list|show|suspend|resume|quota|tokens|move, shards, audit, operator-token
+tenants.py     tenants create|list|show|suspend [--reason]|resume|quota|tokens|move, shards, audit, operator-token
 operations.py  operations list|retry, runs describe
 versions.py    revisions list|diff|restore, retention show|set|prune
 fields.py      fields list|migrate (with a progress bar)

@@ -137,7 +137,8 @@ def tenants_show(slug: str, as_json: JSON = False) -> None:
     late = f"{out.late_runs} (by {out.late_by_seconds or 0:.0f}s)" if out.prefect == "ok" else "unknown (no Prefect)"
     table = Table("field", "value", show_header=False)
     for field, value in (
-        ("slug", out.slug), ("name", out.name), ("status", out.status), ("shard", out.shard or ""),
+        ("slug", out.slug), ("name", out.name), ("status", out.status), ("reason", out.status_reason or ""),
+        ("shard", out.shard or ""),
         ("moving to", out.moving_to or ""), ("queue", out.queue), ("publishes/h", str(out.publishes_per_hour)),
         ("queue depth", str(out.queue_depth)), ("late runs", late), ("site", out.site_url),
         ("created", out.created_at.isoformat()),
@@ -146,19 +147,39 @@ def tenants_show(slug: str, as_json: JSON = False) -> None:
     Console().print(table)
 
 
-def _set_status(slug: str, status: str) -> None:
+def _set_status(slug: str, status: str, reason: str | None = None) -> None:
     room = services()
     with _refusals():
-        out = _run(room, lambda: room.tenants.set_status(CLI_OPERATOR, slug, status))
+        out = _run(room, lambda: room.tenants.set_status(CLI_OPERATOR, slug, status, reason))
     console.print(f"tenant {out.slug}: {out.status}")
 
 
+def _check_reason(reason: str | None) -> None:
+    """The API's rule for a suspend reason (SuspendIn): at most 500 characters, no control characters."""
+    from tenant_runtime.errors import BadRequest
+
+    if reason is None:
+        return
+    with _refusals():
+        if len(reason) > 500:
+            raise BadRequest("The reason is at most 500 characters.", details={"length": len(reason)})
+        if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in reason):
+            raise BadRequest("The reason may not contain control characters (newlines, tabs …).")
+
+
 @tenants_app.command("suspend")
-def tenants_suspend(slug: str, yes: YES = False) -> None:
-    """Pause the tenant's queue and refuse its commands (423) until resumed."""
+def tenants_suspend(
+    slug: str,
+    reason: Annotated[
+        str | None, typer.Option("--reason", help="Why, shown to the site's editors (<= 500 characters).")
+    ] = None,
+    yes: YES = False,
+) -> None:
+    """Pause the tenant's queue and refuse its commands (423) until resumed; --reason is told to its editors."""
+    _check_reason(reason)  # before asking: a refused reason changes nothing
     if not yes and not typer.confirm(f"suspend {slug}? Its runs stop and its commands are refused."):
         raise typer.Abort()
-    _set_status(slug, "suspended")
+    _set_status(slug, "suspended", reason)
 
 
 @tenants_app.command("resume")

@@ -46,7 +46,11 @@ def test_an_operator_runs_a_tenants_life_from_the_shell(prefect: RecordingPrefec
     assert _cli("tenants", "quota", "acme", "12").exit_code == 0
     assert _cli("tenants", "suspend", "acme", input="n\n").exit_code != 0  # asks first; "no" changes nothing
     assert prefect.queues["tenant-acme"].paused is not True
-    suspended = _cli("tenants", "suspend", "acme", "--yes")
+    for bad in ("x" * 501, "line one\nline two"):  # the API's rule for a reason: refused before anything changes
+        refused = _cli("tenants", "suspend", "acme", "--reason", bad, "--yes")
+        assert refused.exit_code == 1 and "error: invalid_request:" in refused.output, refused.output
+    assert prefect.queues["tenant-acme"].paused is not True
+    suspended = _cli("tenants", "suspend", "acme", "--reason", "Unpaid invoice: call billing", "--yes")
     assert suspended.exit_code == 0 and "suspended" in suspended.output
     assert prefect.queues["tenant-acme"].paused is True
 
@@ -55,9 +59,10 @@ def test_an_operator_runs_a_tenants_life_from_the_shell(prefect: RecordingPrefec
     assert shown.exit_code == 0, shown.output
     detail = json.loads(shown.stdout)
     assert detail["status"] == "suspended" and detail["publishes_per_hour"] == 12 and detail["shard"] == "default"
+    assert detail["status_reason"] == "Unpaid invoice: call billing"  # what its editors are told (banner, 423)
     assert detail["queue_depth"] == 0 and detail["late_runs"] == 3 and detail["prefect"] == "ok"
     table = _cli("tenants", "show", "acme")
-    assert table.exit_code == 0 and "3 (by 120s)" in table.stdout
+    assert table.exit_code == 0 and "3 (by 120s)" in table.stdout and "Unpaid invoice" in table.stdout
 
     assert _cli("tenants", "resume", "acme").exit_code == 0
     assert prefect.queues["tenant-acme"].paused is False
@@ -67,6 +72,9 @@ def test_an_operator_runs_a_tenants_life_from_the_shell(prefect: RecordingPrefec
     actions = [entry["action"] for entry in json.loads(audit.stdout)]
     assert actions == ["tenant.resume", "tenant.suspend", "tenant.quota.set", "token.issue", "tenant.create"]
     assert {entry["actor"] for entry in json.loads(audit.stdout)} == {"operator:cli"}
+    suspend_row = next(entry for entry in json.loads(audit.stdout) if entry["action"] == "tenant.suspend")
+    assert "Unpaid invoice: call billing" in json.dumps(suspend_row)  # the reason is kept in the audit row
+    assert json.loads(_cli("tenants", "show", "acme", "--json").stdout)["status_reason"] is None  # resume clears it
 
 
 def test_refusals_are_a_code_and_exit_1_never_a_traceback(prefect: RecordingPrefect) -> None:
