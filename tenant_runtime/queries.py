@@ -71,9 +71,34 @@ def get_operation(tx: Session, operation_id: str) -> Operation:
 
 
 def list_operations(
-    tx: Session, *, status: str | None = None, limit: int = 100, offset: int = 0, kinds: tuple[str, ...] = ()
+    tx: Session,
+    *,
+    status: str | None = None,
+    limit: int = 100,
+    offset: int = 0,
+    kinds: tuple[str, ...] = (),
+    q: str = "",
 ) -> list[Operation]:
+    """A page of operations, newest first; ``q`` matches an operation id (or its start), a kind, a document's
+    id, or a document whose title or slug contains it."""
     query = select(Operation).order_by(col(Operation.created_at).desc(), col(Operation.id).desc())
+    q = q.strip()[:200]
+    if q:
+        escaped = q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        documents = select(Document.id).where(
+            or_(
+                col(Document.title).ilike(f"%{escaped}%", escape="\\"),
+                col(Document.slug).ilike(f"%{escaped}%", escape="\\"),
+            )
+        )
+        query = query.where(
+            or_(
+                col(Operation.id).like(f"{escaped}%", escape="\\"),
+                Operation.kind == q,
+                Operation.document_id == q,
+                col(Operation.document_id).in_(documents),
+            )
+        )
     if kinds:
         query = query.where(col(Operation.kind).in_(kinds))
     if status is not None:

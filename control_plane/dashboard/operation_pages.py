@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 from typing import Annotated, Any
+from urllib.parse import urlencode
 
 from litestar import Controller, Request, Response, get, post
 from litestar.params import Parameter
@@ -95,13 +96,16 @@ class OperationPages(Controller):
         signed_in: Principal,
         services: Services,
         status: OperationStatus | None = None,
+        q: str = "",
         page_number: Annotated[int, Parameter(query="page", ge=1, le=100_000)] = 1,
     ) -> Response[str]:
-        """Newest first, a page at a time; the page follows unfinished operations by itself."""
+        """Newest first, a page at a time, searched on the server (an operation id or its start, a kind, a
+        document's id, title or slug); the page follows unfinished operations by itself."""
+        q = q.strip()[:200]
         rows = services.operations.list(
-            signed_in, tenant, status=status, limit=PAGE + 1, offset=(page_number - 1) * PAGE
+            signed_in, tenant, status=status, q=q, limit=PAGE + 1, offset=(page_number - 1) * PAGE
         )
-        keep = f"status={status}&" if status else ""
+        keep = "".join(f"{urlencode({k: v})}&" for k, v in (("q", q), ("status", status)) if v)
         return page(
             request,
             "operations.html",
@@ -110,6 +114,7 @@ class OperationPages(Controller):
             settings=services.site.settings(signed_in, tenant),
             rows=rows[:PAGE],
             status_filter=status,
+            q=q,
             statuses=STATUSES,
             retryable=RETRYABLE,
             terminal=TERMINAL,

@@ -38,10 +38,12 @@ class OperationService:
         limit: int = 100,
         offset: int = 0,
         kinds: tuple[str, ...] = (),
+        q: str = "",
     ) -> list[OperationOut]:
-        """Operations of the site (of ``kinds`` only, if given), newest first."""
+        """Operations of the site (of ``kinds`` only, if given; matching ``q``, see queries.list_operations),
+        newest first."""
         return self.runtime.operations(
-            tenant, self.gate.reader(principal, tenant), status=status, limit=limit, offset=offset, kinds=kinds
+            tenant, self.gate.reader(principal, tenant), status=status, limit=limit, offset=offset, kinds=kinds, q=q
         )
 
     def get(self, principal: Principal, tenant: str, operation_id: str) -> OperationOut:

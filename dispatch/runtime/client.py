@@ -79,9 +79,10 @@ class RuntimeClient:
         limit: int = 100,
         offset: int = 0,
         kinds: tuple[str, ...] = (),
+        q: str = "",
     ) -> list[OperationOut]:
         result: list[OperationOut] = self.transport.query(
-            tenant, actor, m.ListOperations(status=status, limit=limit, offset=offset, kinds=kinds)
+            tenant, actor, m.ListOperations(status=status, limit=limit, offset=offset, kinds=kinds, q=q)
         )
         return result
 

@@ -53,6 +53,7 @@ class ListOperations(Message, frozen=True):
     limit: int = 100
     offset: int = 0
     kinds: tuple[str, ...] = ()  # only these kinds of operation (empty: every kind)
+    q: str = ""  # search: an operation id (or its start), a kind, or a document's id, title or slug
 
 
 class GetOperation(Message, frozen=True):

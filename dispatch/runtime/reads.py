@@ -158,7 +158,7 @@ def webhook_out(endpoint: WebhookEndpoint, secret: str | None = None) -> Webhook
 @query(m.ListOperations)
 def _operations(tx: Session, ws: Workspace, q: m.ListOperations, dispatch: DispatchSettings) -> list[OperationOut]:
     """A page of operations: their attempts and document titles read in one query each, not one per row."""
-    listed = queries.list_operations(tx, status=q.status, limit=q.limit, offset=q.offset, kinds=q.kinds)
+    listed = queries.list_operations(tx, status=q.status, limit=q.limit, offset=q.offset, kinds=q.kinds, q=q.q)
     ids = [op.id for op in listed]
     attempts: dict[str, list[Attempt]] = {op_id: [] for op_id in ids}
     for attempt in queries.attempts_of(tx, ids):

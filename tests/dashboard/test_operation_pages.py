@@ -136,3 +136,28 @@ def test_pause_resume_terminate_and_restart_from_the_operation_page(dashboard: D
     assert "restarts from index_search" in _flash(restarted.text) and 'data-status="queued"' in restarted.text
     bad = browser.post(f"{page_url}/control", {"action": "explode", "confirm": "yes", "form_key": browser.form_key})
     assert bad.status_code == 400
+
+
+def test_the_operations_list_is_searched_on_the_server_by_id_kind_or_document(dashboard: Dashboard) -> None:
+    browser = dashboard.browser(dashboard.tenant("acme"))
+    launch = _create(browser, "acme", slug="launch", title="Launch day")
+    pricing = _create(browser, "acme", slug="pricing", title="Pricing")
+    _publish(browser, "acme", launch)
+    _publish(browser, "acme", pricing)
+    by_document = {op.document_id: op.id for op in dashboard.operations("acme")}
+
+    def listed(query: str) -> set[str]:
+        response = browser.get(f"/dashboard/sites/acme/operations?{query}")
+        assert response.status_code == 200, response.text
+        return {op_id for op_id in by_document.values() if f'id="{op_id}"' in response.text}
+
+    assert listed("q=launch") == {by_document[launch]}  # a document's slug or title (any case)
+    assert listed("q=PRICING") == {by_document[pricing]}
+    assert listed(f"q={by_document[pricing][:10]}") >= {by_document[pricing]}  # an operation id's start
+    assert listed(f"q={by_document[launch]}") == {by_document[launch]}
+    assert listed(f"q={launch}") == {by_document[launch]}  # a document id
+    assert listed("q=publish") == set(by_document.values())  # a kind
+    assert listed("q=%25") == set() and listed("q=_") == set()  # LIKE's wildcards are matched literally
+    assert listed("q=launch&status=succeeded") == set()  # with the status filter
+    page = browser.get("/dashboard/sites/acme/operations?q=launch+day")
+    assert 'value="launch day"' in page.text and 'hx-target="#op-table"' in page.text  # searched as you type
