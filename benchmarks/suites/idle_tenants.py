@@ -20,6 +20,10 @@ from benchmarks.runner import Bench
 from benchmarks.stats import ratio, summarize, target
 
 POLL_PATH = "POST /api/work_pools/pressroom/get_scheduled_flow_runs"
+# The worker's poll asks which queues have due runs first (dispatch/prefect_gateway.py waiting_queues), and
+# makes the pool query above only when some do: an idle worker's polls are these.
+WAITING_PATH = "POST /api/flow_runs/filter"
+POLLS = (POLL_PATH, WAITING_PATH)
 SETTLE_S = 11.0  # one sweep interval (10 s) and a little
 
 
@@ -27,7 +31,10 @@ async def _wait_polling(proxy: CountingProxy, bench: Bench, timeout: float) -> f
     """Seconds until the worker's first pool poll (its start-up is done)."""
     t0 = time.monotonic()
     before = proxy.requests[POLL_PATH]
-    while proxy.requests[POLL_PATH] == before:
+    # Start-up reads flow runs too (its reclaim): the first poll is the first pool query or the first
+    # waiting-queues query after the deployments are registered.
+    waiting_before = proxy.requests[WAITING_PATH] + 1
+    while proxy.requests[POLL_PATH] == before and proxy.requests[WAITING_PATH] <= waiting_before:
         bench.stack.check_alive()
         if time.monotonic() - t0 > timeout:
             raise TimeoutError(f"the worker did not poll within {timeout:.0f} s; see {bench.stack.logs}/worker.log")
@@ -49,7 +56,7 @@ async def _settle(bench: Bench, proxy: CountingProxy, timeout: float = 180) -> f
             raise TimeoutError(f"the worker was still busy after {timeout:.0f} s: {dict(proxy.requests - last)}")
         await asyncio.sleep(1.0)
         now = proxy.requests.copy()
-        if any(path != POLL_PATH for path in (now - last)):
+        if any(path not in POLLS for path in (now - last)):
             quiet_since = time.monotonic()
         last = now
     return time.monotonic() - t0

@@ -37,10 +37,12 @@ from benchmarks.procstat import CpuWindow
 from benchmarks.runner import Bench
 from benchmarks.stats import ratio, summarize, target
 from benchmarks.suites import scale_parts as parts
-from benchmarks.suites.idle_tenants import POLL_PATH, _settle, _wait_polling
+from benchmarks.suites.idle_tenants import POLLS, _settle, _wait_polling
 from control_plane.local import free_port
 
 SIZES = {"quick": (50, 200, 500), "full": (100, 1_000, 10_000)}
+# Only some of the sizes (e.g. ``10000``: the 10,000-tenant point alone, created in bulk), comma-separated.
+SIZES_VAR = "PRESSROOM_BENCH_SCALE_SIZES"
 WINDOW_S = {"quick": 6.0, "full": 30.0}
 POOL_CALLS = {"quick": 5, "full": 20}
 NAMED_POOL_CALLS = {"quick": 3, "full": 3}
@@ -56,9 +58,18 @@ CREATE_CONCURRENCY = 8
 API_UP_TO = {"quick": 200, "full": 100}
 
 
-async def _pool(bench: Bench, n: int, queue_names: list[str]) -> dict[str, Any]:
+async def _pool(bench: Bench, n: int, queue_names: list[str], api_url: str) -> dict[str, Any]:
+    from dispatch.prefect_gateway import PrefectGateway
+    from dispatch.settings import DispatchSettings
+
     calls, named_calls = POOL_CALLS[bench.profile.name], NAMED_POOL_CALLS[bench.profile.name]
+    async with PrefectGateway(DispatchSettings(api_url=api_url)) as gateway:
+        # What an idle worker's poll sends now (nothing waits, so no pool query follows).
+        idle_poll = await parts.pool_query_costs(
+            bench, "pressroom", names=None, calls=calls, call=gateway.waiting_queues
+        )
     return {
+        "worker_idle_poll": idle_poll,
         "pressroom_pool": await parts.pool_query_costs(bench, "pressroom", names=None, calls=calls),
         "pressroom_named": await parts.pool_query_costs(
             bench, "pressroom", names=queue_names[:NAMED_MAX], calls=named_calls
@@ -103,7 +114,8 @@ async def _worker(bench: Bench, proxy: CountingProxy, env: dict[str, str], metri
     # At least two quiet sweeps inside the window (one every 10 s).
     after = await _sweeps_done(bench, metrics_url, settled.get("pressroom_sweep_seconds_count", 0) + 2, timeout=120)
     cpu.stop()
-    polls = (proxy.requests - requests)[POLL_PATH]
+    counted = proxy.requests - requests
+    polls = sum(counted[path] for path in POLLS)
     quiet = parts.histogram_mean(settled, after, "pressroom_sweep_seconds")
     rss = parts.tree_rss_mb(bench)
 
@@ -182,6 +194,8 @@ async def run(bench: Bench) -> dict[str, Any]:
 
     p = bench.profile
     sizes = SIZES[p.name]
+    if os.environ.get(SIZES_VAR):
+        sizes = tuple(int(size) for size in os.environ[SIZES_VAR].split(","))
     assert bench.stack.prefect is not None
     await bench.ready_worker()  # the probe tenant exists and publishes
     upstream = int(bench.stack.prefect.api_url.rsplit(":", 1)[1].split("/", 1)[0])
@@ -241,7 +255,7 @@ async def run(bench: Bench) -> dict[str, Any]:
                 "loadavg_1m": round(os.getloadavg()[0], 2),
                 "creation": creation,
                 "bare_queue_creation_s": round(bare_s, 1),
-                "pool_query": await _pool(bench, n, queue_names),
+                "pool_query": await _pool(bench, n, queue_names, bench.stack.prefect.api_url),
                 "control_plane": await _control_plane(bench, database_url, ours or queue_names),
             }
             point["control_plane"]["rss_mb"] = parts.tree_rss_mb(bench).get("control-plane")
@@ -295,6 +309,8 @@ def _result(points: list[dict[str, Any]], sizes: tuple[int, ...]) -> dict[str, A
         "postgres_idle_cpu_percent": grow("worker", "idle", "cpu_percent", "postgres"),
         "relay_pass_s": grow("worker", "publish", "relay_pass", "mean_s"),
         "publish_ack_p50_ms": grow("worker", "publish", "ack_ms", "p50"),
+        "worker_idle_poll_ms": grow("pool_query", "worker_idle_poll", "p50_ms"),
+        "worker_idle_poll_cpu_ms": poll_cpu("worker_idle_poll"),
         "pool_poll_ms_pressroom": grow("pool_query", "pressroom_pool", "p50_ms"),
         "pool_poll_ms_shard_named": grow("pool_query", "pressroom_named", "p50_ms"),
         "pool_poll_ms_bare_n": grow("pool_query", "bare_n_queues", "p50_ms"),
@@ -372,6 +388,12 @@ def _result(points: list[dict[str, Any]], sizes: tuple[int, ...]) -> dict[str, A
                 growth["worker_startup_s"]["overall"],
                 "<=",
                 1.1,
+            ),
+            target(
+                "the worker's idle poll flat in tenants (growth exponent <= 0.2)",
+                growth["worker_idle_poll_ms"]["overall"],
+                "<=",
+                0.2,
             ),
             target(
                 "quiet sweep not faster than linear (exponent <= 1.1)", growth["quiet_sweep_s"]["overall"], "<=", 1.1
