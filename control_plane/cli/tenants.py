@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from control_plane.container import Services
 
 tenants_app = typer.Typer(help="Tenants (sites).", no_args_is_help=True)
+LIST_PAGE = 500  # tenants read a page at a time, as GET /ops/tenants pages them
 app.add_typer(tenants_app, name="tenants")
 T = TypeVar("T")
 YES = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
@@ -69,11 +70,17 @@ def tenants_list() -> None:
     """List tenants."""
     room = services()
     tenants = room.tenants
-    placed = room.placement.shards_of()
     table = Table("slug", "name", "status", "queue", "publishes/h", "shard")
-    for tenant in tenants.list():
-        out = tenants.out(tenant, placed.get(tenant.slug))
-        table.add_row(out.slug, out.name, out.status, out.queue, str(out.publishes_per_hour), out.shard or "")
+    after: str | None = None
+    while True:  # page by page, as GET /ops/tenants answers: never every tenant's row at once
+        page = tenants.list(after=after, limit=LIST_PAGE)
+        placed = room.placement.shards_of([t.slug for t in page])
+        for tenant in page:
+            out = tenants.out(tenant, placed.get(tenant.slug))
+            table.add_row(out.slug, out.name, out.status, out.queue, str(out.publishes_per_hour), out.shard or "")
+        if len(page) < LIST_PAGE:
+            break
+        after = page[-1].slug
     Console().print(table)
 
 

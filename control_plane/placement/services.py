@@ -18,7 +18,7 @@ from the hand-over copy; a target that already holds the tenant keeps its copy).
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 import msgspec
 import structlog
@@ -76,9 +76,13 @@ class PlacementService:
     def names(self) -> list[str]:
         return sorted(self.router.transports)
 
-    def shards_of(self) -> dict[str, str]:
+    def shards_of(self, tenants: Collection[str] | None = None) -> dict[str, str]:
+        """Tenant → shard, of every tenant or of ``tenants`` (a page of them)."""
+        query = select(Placement)
+        if tenants is not None:
+            query = query.where(col(Placement.tenant).in_(list(tenants)))
         with Session(self.engine) as session:
-            return {p.tenant: p.shard for p in session.exec(select(Placement))}
+            return {p.tenant: p.shard for p in session.exec(query)}
 
     def shards(self, *, probe: bool = False) -> list[ShardOut]:
         with Session(self.engine) as session:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any
+from urllib.parse import urlencode
 
-from litestar import Controller, Response, get, patch, post
+from litestar import Controller, Request, Response, get, patch, post
+from litestar.datastructures import ResponseHeader
 from litestar.params import Parameter
 
 from control_plane.auth import Principal
@@ -27,6 +30,7 @@ from control_plane.tenants.schemas import (
     TokenOut,
 )
 from dispatch.runtime import OperationOut
+from tenant_runtime.errors import BadRequest
 
 AuditAction = Annotated[
     str | None, Parameter(required=False, min_length=1, max_length=80, pattern=r"^[a-z][a-z0-9_.]*$")
@@ -34,6 +38,15 @@ AuditAction = Annotated[
 TenantSlug = Annotated[
     str | None, Parameter(required=False, min_length=2, max_length=39, pattern=r"^[a-z][a-z0-9-]{1,38}$")
 ]
+
+
+TENANTS_PAGE, TENANTS_MAX_PAGE = 500, 1_000
+CURSOR = re.compile(r"^[a-z][a-z0-9-]{1,38}$")  # the last slug of the previous page
+TENANTS_NEXT_PAGE = ResponseHeader(
+    name="Link",
+    description='On a full page: `<…?cursor=<slug>>; rel="next"`, the tenants after it by slug.',
+    documentation_only=True,
+)
 
 
 class OperatorController(Controller):
@@ -46,13 +59,27 @@ class OperatorController(Controller):
         """Create a tenant: its row, its workspace database and its delivery queue."""
         return await services.tenants.create(principal, data.slug, data.name, shard=data.shard)
 
-    @get("/tenants", sync_to_thread=True)
+    @get("/tenants", sync_to_thread=True, response_headers=[TENANTS_NEXT_PAGE])
     def list_tenants(
-        self, principal: Principal, services: Services, status: TenantStatus | None = None
-    ) -> list[TenantOut]:
-        """Every tenant, with its shard."""
-        shards = services.placement.shards_of()
-        return [services.tenants.out(t, shards.get(t.slug)) for t in services.tenants.list(status=status)]
+        self,
+        request: Request[Any, Any, Any],
+        principal: Principal,
+        services: Services,
+        status: TenantStatus | None = None,
+        limit: Annotated[int, Parameter(ge=1, le=TENANTS_MAX_PAGE, required=False)] = TENANTS_PAGE,
+        cursor: Annotated[str | None, Parameter(required=False, max_length=200)] = None,
+    ) -> Response[list[TenantOut]]:
+        """Tenants with their shards, by slug, a page at a time (``?limit=``, at most 1,000). A full page
+        carries ``Link: <…?cursor=…>; rel="next"``; a cursor that is not one gives 400 ``invalid_request``."""
+        if cursor is not None and not CURSOR.match(cursor):
+            raise BadRequest("cursor is the cursor of a page's next link.", details={"field": "cursor"})
+        tenants = services.tenants.list(status=status, after=cursor, limit=limit)
+        shards = services.placement.shards_of([t.slug for t in tenants])
+        headers = {}
+        if len(tenants) == limit:
+            query = {"status": status, "limit": limit, "cursor": tenants[-1].slug}
+            headers["Link"] = f'<{request.url.path}?{urlencode({k: v for k, v in query.items() if v})}>; rel="next"'
+        return Response([services.tenants.out(t, shards.get(t.slug)) for t in tenants], headers=headers)
 
     @get("/tenants/{slug:str}")
     async def read_tenant(self, slug: str, principal: Principal, services: Services) -> TenantOut:

@@ -124,3 +124,31 @@ def test_a_tenants_detail_shows_its_last_good_backup_age_alarm_and_chore_latenes
     assert queued.status_code == 202, queued.text
     listed = ops.api.get("/api/tenants/backed/backups", headers=owner).json()
     assert [b["id"] for b in listed] == [queued.json()["backup_id"]] and listed[0]["status"] == "queued"
+
+
+def test_the_tenant_list_pages_by_cursor_in_slug_order_and_refuses_a_bad_cursor(ops: Ops) -> None:
+    slugs = [f"page-{i:02d}" for i in range(7)]
+    for slug in reversed(slugs):  # created out of order: the pages still go by slug
+        assert ops.api.post("/ops/tenants", json={"slug": slug, "name": slug}, headers=OPERATOR).status_code == 201
+    seen: list[str] = []
+    url: str | None = "/ops/tenants?limit=3"
+    pages = 0
+    while url is not None:
+        response = ops.api.get(url, headers=OPERATOR)
+        assert response.status_code == 200, response.text
+        rows = response.json()
+        assert len(rows) <= 3 and all(row["shard"] for row in rows)
+        seen += [row["slug"] for row in rows]
+        link = response.headers.get("link")
+        url = link[1 : link.index(">")] if link else None
+        assert (url is None) == (len(rows) < 3)
+        pages += 1
+    assert seen == slugs and pages == 3  # 3 + 3 + 1, each tenant once
+    full = ops.api.get("/ops/tenants?limit=7", headers=OPERATOR)
+    assert [r["slug"] for r in full.json()] == slugs and "cursor=page-06" in full.headers["link"]
+    assert ops.api.get("/ops/tenants?limit=7&cursor=page-06", headers=OPERATOR).json() == []  # past the end
+    assert [r["slug"] for r in ops.api.get("/ops/tenants", headers=OPERATOR).json()] == slugs  # default page
+    for bad in ("Not A Slug", "x", "page_01"):
+        assert_error(ops.api.get("/ops/tenants", params={"cursor": bad}, headers=OPERATOR), 400, "invalid_request")
+    assert_error(ops.api.get("/ops/tenants?limit=0", headers=OPERATOR), 400, "invalid_request")
+    assert_error(ops.api.get("/ops/tenants?limit=1001", headers=OPERATOR), 400, "invalid_request")

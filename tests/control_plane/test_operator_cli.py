@@ -93,3 +93,15 @@ def test_refusals_are_a_code_and_exit_1_never_a_traceback(prefect: RecordingPref
     refused = _cli("tenants", "suspend", "acme", "--yes")
     assert refused.exit_code == 1 and "error: " in refused.output
     assert json.loads(_cli("tenants", "show", "acme", "--json").stdout)["status"] == "active"
+
+
+def test_tenants_list_follows_the_pages_to_the_last_tenant(
+    prefect: RecordingPrefect, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tenants_cli, "LIST_PAGE", 2)
+    slugs = ["pg-a", "pg-b", "pg-c", "pg-d", "pg-e"]
+    for slug in slugs:
+        assert _cli("tenants", "create", slug, slug).exit_code == 0
+    listed = _cli("tenants", "list")
+    assert listed.exit_code == 0, listed.output
+    assert [line.split("│")[1].strip() for line in listed.stdout.splitlines() if "pg-" in line] == slugs
