@@ -244,6 +244,8 @@ async def run(bench: Bench) -> dict[str, Any]:
             if size <= API_UP_TO[p.name]:
                 bare = await parts.ensure_bare_queues(bench.prefect, parts.BARE_POOL_N, n, bare)
             else:
+                if bare == 0:  # this size is the first (PRESSROOM_BENCH_SCALE_SIZES): the bare pool is made here
+                    bare = await parts.ensure_bare_queues(bench.prefect, parts.BARE_POOL_N, 1, 0)
                 names = [f"q-{i:05d}" for i in range(bare, n)]
                 await asyncio.to_thread(parts.insert_queues, prefect_db, parts.BARE_POOL_N, names, None)
                 bare = n
