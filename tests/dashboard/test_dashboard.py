@@ -14,7 +14,7 @@ from control_plane.settings import ControlPlaneSettings
 from tenant_runtime.actions import operations as operation_actions
 from tenant_runtime.config import SettingsError
 from tenant_runtime.workflows import Carried
-from tests.dashboard.conftest import Browser, Dashboard
+from tests.dashboard.conftest import OPERATOR, Browser, Dashboard
 
 DOC = {"slug": "launch", "title": "Launch day", "body": "We are **live**.", "kind": "post"}
 
@@ -217,6 +217,22 @@ def test_a_viewer_cannot_publish_and_is_told_why(dashboard: Dashboard) -> None:
     assert "does not allow content.publish" in _flash(response.text) and "forbidden" in _flash(response.text)
     assert [d.status for d in dashboard.documents("acme")] == ["draft"]
     assert dashboard.operations("acme") == [] and dashboard.relayed == []
+
+
+def test_a_publish_over_the_sites_quota_is_refused_in_place_and_queues_nothing(dashboard: Dashboard) -> None:
+    owner = dashboard.browser(dashboard.tenant("acme"))
+    doc_id = _create(owner, "acme")
+    dashboard.services.tenants.set_quota(OPERATOR, "acme", 0)  # the operator stopped the site's publishes
+
+    owner.get(f"/dashboard/sites/acme/documents/{doc_id}/publish")
+    response = owner.post(
+        f"/dashboard/sites/acme/documents/{doc_id}/publish",
+        {"confirm": "yes", "version": "1", "form_key": owner.form_key},
+    )
+
+    assert response.status_code == 200 and "quota_exceeded" in _flash(response.text), response.text
+    assert "Traceback" not in response.text
+    assert [d.status for d in dashboard.documents("acme")] == ["draft"] and dashboard.operations("acme") == []
 
 
 def test_publishing_needs_the_confirmation_box(dashboard: Dashboard) -> None:

@@ -28,6 +28,8 @@ def test_an_operator_sees_every_tenant_creates_one_and_sets_its_quota(
     console = operator.get("/dashboard/ops")
     assert console.status_code == 200 and 'id="tenant-acme"' in console.text
     assert "2 late" in console.text and "by up to 95 s" in console.text
+    row = console.text.split('id="tenant-acme"')[1].split("</tr>")[0]
+    assert "data-backup-alarm=" in row and "none yet" in row  # the last good backup's age (none yet), its alarm
 
     bad = operator.post("/dashboard/ops/tenants", {"slug": "Bad Slug", "name": "Globex"})
     assert bad.status_code == 400 and 'id="slug-error"' in bad.text and 'value="Bad Slug"' in bad.text
