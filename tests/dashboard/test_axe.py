@@ -91,6 +91,22 @@ def axe_violations(page: Page, *, fragment: bool = False) -> list[dict[str, Any]
     return [v for v in result["violations"] if v.get("impact") in BLOCKING]
 
 
+def with_axe(context: BrowserContext) -> BrowserContext:
+    """Every page the context loads from now on has axe-core, whatever its CSP (see axe_violations_under_csp)."""
+    if not AXE.exists():
+        pytest.fail(f"{AXE} is missing: run `make system-deps` (npm ci in tests/dashboard/axe)")
+    context.add_init_script(path=str(AXE))
+    return context
+
+
+def axe_violations_under_csp(page: Page) -> list[dict[str, Any]]:
+    """As ``axe_violations``, on a page whose CSP is enforced (no ``bypass_csp``): axe is put in by the context's
+    init script (``with_axe``), which DevTools evaluates, not a script tag the page's ``script-src 'self'`` refuses;
+    the page is as served, so htmx under that CSP is what is checked."""
+    result = page.evaluate("() => axe.run(document, {resultTypes: ['violations']})")
+    return [v for v in result["violations"] if v.get("impact") in BLOCKING]
+
+
 def describe(path: str, violations: list[dict[str, Any]]) -> list[str]:
     """One line per failing node: page, rule, impact, target and axe's summary of what to fix."""
     lines = []
