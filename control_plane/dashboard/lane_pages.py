@@ -9,6 +9,7 @@ from collections import defaultdict
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any
+from urllib.parse import urlencode
 
 import msgspec
 from litestar import Controller, Request, Response, get, post
@@ -98,7 +99,7 @@ class BriefPages(Controller):
         rows = services.lanes.briefs(
             signed_in, tenant, lane=lane or None, q=q, limit=PAGE + 1, offset=(page_number - 1) * PAGE
         )
-        keep = "".join(f"{k}={v}&" for k, v in (("q", q), ("lane", lane)) if v)
+        keep = "".join(f"{urlencode({k: v})}&" for k, v in (("q", q), ("lane", lane)) if v)
         return page(
             request,
             "briefs.html",
