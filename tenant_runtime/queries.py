@@ -84,16 +84,13 @@ def list_operations(
     query = select(Operation).order_by(col(Operation.created_at).desc(), col(Operation.id).desc())
     q = q.strip()[:200]
     if q:
-        escaped = q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        # SQLAlchemy's autoescape: q's % and _ match themselves.
         documents = select(Document.id).where(
-            or_(
-                col(Document.title).ilike(f"%{escaped}%", escape="\\"),
-                col(Document.slug).ilike(f"%{escaped}%", escape="\\"),
-            )
+            or_(col(Document.title).icontains(q, autoescape=True), col(Document.slug).icontains(q, autoescape=True))
         )
         query = query.where(
             or_(
-                col(Operation.id).like(f"{escaped}%", escape="\\"),
+                col(Operation.id).startswith(q, autoescape=True),
                 Operation.kind == q,
                 Operation.document_id == q,
                 col(Operation.document_id).in_(documents),
@@ -271,9 +268,8 @@ def find_documents(
         raise BadRequest("Unknown document status.", details={"status": state, "allowed": list(DOCUMENT_FILTERS)})
     conditions: list[Any] = []
     if q:
-        pattern = "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         conditions.append(
-            or_(col(Document.title).ilike(pattern, escape="\\"), col(Document.slug).ilike(pattern, escape="\\"))
+            or_(col(Document.title).icontains(q, autoescape=True), col(Document.slug).icontains(q, autoescape=True))
         )
     if kind is not None:
         conditions.append(Document.kind == kind)

@@ -214,9 +214,8 @@ def list_briefs(
     if lane is not None:
         query = query.where(Brief.lane == lane)
     if q:
-        pattern = "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         query = query.where(
-            or_(col(Brief.brief_id).ilike(pattern, escape="\\"), col(Brief.slug).ilike(pattern, escape="\\"))
+            or_(col(Brief.brief_id).icontains(q, autoescape=True), col(Brief.slug).icontains(q, autoescape=True))
         )
     query = query.order_by(col(Brief.created_at).desc(), col(Brief.brief_id).desc()).offset(offset).limit(limit)
     return [(brief, status) for brief, status in tx.exec(query)]

@@ -54,8 +54,7 @@ def list_media(
     """Files newest first; ``q`` matches anywhere in the name, case-insensitively."""
     query = select(Media).where(col(Media.status).in_(STATES[state]))
     if q:
-        escaped = q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        query = query.where(col(Media.name).ilike(f"%{escaped}%", escape="\\"))
+        query = query.where(col(Media.name).icontains(q, autoescape=True))
     query = query.order_by(col(Media.created_at).desc(), col(Media.id).desc()).offset(offset).limit(limit)
     return list(tx.exec(query).all())
 
