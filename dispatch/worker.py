@@ -84,6 +84,7 @@ class RuntimeWorker:
         self._flows: dict[str, asyncio.Task[Any]] = {}
         self._terminating: dict[str, str] = {}  # flow run id → who stopped it
         self._last_sweep = 0.0
+        self._sweeping: asyncio.Task[int] | None = None  # the sweep running beside the poll, if any
         self._last_control_check = 0.0
         self._quiet: dict[str, tuple[int, int]] = {}
 
@@ -123,12 +124,13 @@ class RuntimeWorker:
                 # A call stuck on an unreachable server must not keep a stopping worker alive.
                 started = await _until(stop, self.poll_once()) or 0
                 await _until(stop, self._maybe_check_running())
-                await _until(stop, self._maybe_sweep())
+                self._maybe_sweep()
             except Exception as exc:  # the server may be restarting: keep polling
                 log.warning("worker.poll_failed", error=str(exc) or type(exc).__name__)
                 started = 0
             if not started:
                 await self._idle(stop)
+        await self._stop_sweep()
         await self.drain(self.settings.shutdown_grace_seconds)
 
     async def _idle(self, stop: asyncio.Event) -> None:
@@ -423,12 +425,24 @@ class RuntimeWorker:
             )
         return self.sync.claim(tenant, workflow, str(flow_run.id), parameters)
 
-    async def _maybe_sweep(self) -> None:
+    def _maybe_sweep(self) -> None:
+        """Every ``sweep_interval``, a sweep beside the poll: the first after start-up reads every tenant
+        (132 s at 10,000 on this machine), and due runs must not wait for it."""
+        if self._sweeping is not None and not self._sweeping.done():
+            return  # one sweep at a time: the next starts an interval after this one started
         now = asyncio.get_running_loop().time()
         if now - self._last_sweep < self.settings.sweep_interval:
             return
         self._last_sweep = now
-        await self.sweep()
+        self._sweeping = asyncio.create_task(self.sweep(), name="pressroom-sweep")
+        self._sweeping.add_done_callback(_log_sweep_failure)
+
+    async def _stop_sweep(self) -> None:
+        """A stopping worker cancels its sweep: what it had not looked at, the next holder's sweep does."""
+        if self._sweeping is None or self._sweeping.done():
+            return
+        self._sweeping.cancel()
+        await asyncio.gather(self._sweeping, return_exceptions=True)
 
     async def sweep(self) -> int:
         """Re-send unsent operations (the server was down at commit) and resume orphaned deliveries.
@@ -477,18 +491,23 @@ class RuntimeWorker:
             wal = 0
         return database, wal
 
+    def _holds(self, flow_run_id: str) -> bool:
+        """Whether this worker is taking or running the run (counted from before its Pending is asked for)."""
+        return any(str(run_id) == flow_run_id for run_id in self._running_queues)  # at most `concurrency`
+
     async def _resume_stale(self, tenant: str) -> bool:
         """A delivery whose lease expired lost its worker: put its run back to Scheduled.
 
         Returns whether the tenant has anything unsent or delivering (to look at again next sweep).
         """
-        running = {str(run_id) for run_id in self._running}
+        running: set[str] = set()  # rescheduled by this look: a batch's members share one run
         await self._check_parked(tenant)
         stale, busy = await asyncio.to_thread(self.sync.stale, tenant)
         for operation_id, flow_run_id in stale:
-            if flow_run_id in running:
+            # Asked at each run, not once before: the poll goes on beside the sweep and may just have taken it.
+            if flow_run_id in running or self._holds(flow_run_id):
                 continue
-            running.add(flow_run_id)  # a batch's members share one run: reschedule it once
+            running.add(flow_run_id)
             await self.gateway.reschedule(flow_run_id, utcnow())
             SWEEP_RESCHEDULED.inc()
             log.warning(
@@ -503,7 +522,11 @@ class RuntimeWorker:
         if not idle:
             return
         states = await self.gateway.run_states(sorted({run_id for _, run_id in idle}))
-        lost = [op for op, run_id in idle if run_id not in running and states.get(run_id) in _ENDED]
+        lost = [
+            op
+            for op, run_id in idle
+            if run_id not in running and not self._holds(run_id) and states.get(run_id) in _ENDED
+        ]
         if lost:
             await asyncio.to_thread(self.sync.resend, tenant, lost)
             log.warning("worker.lost_send_resent", tenant=tenant, operation_ids=lost)
@@ -553,6 +576,11 @@ async def _until(stop: asyncio.Event, work: Coroutine[Any, Any, T]) -> T | None:
 
 # Prefect states a run cannot leave by itself: a queued operation's run found in one was never started again.
 _ENDED = frozenset({"COMPLETED", "FAILED", "CANCELLED", "CRASHED"})
+
+
+def _log_sweep_failure(task: asyncio.Task[int]) -> None:
+    if not task.cancelled() and (exc := task.exception()) is not None:  # the server may be restarting
+        log.warning("worker.sweep_failed", error=str(exc) or type(exc).__name__)
 
 
 def _round_robin(runs: list[FlowRun]) -> list[FlowRun]:

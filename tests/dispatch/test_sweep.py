@@ -122,3 +122,92 @@ def test_a_queued_operation_whose_run_ended_without_it_is_sent_again_and_one_sti
     assert rescheduled == [operation("lost").flow_run_id]  # the ended run only, once
     assert as_utc(operation("lost").sent_at) > long_ago + timedelta(seconds=1)  # sent again
     assert as_utc(operation("waiting").sent_at) == as_utc(long_ago)  # left as it was
+
+
+class StuckRelay:
+    """A relay whose first visit hangs until released, as the first sweep over 10,000 tenants does."""
+
+    def __init__(self) -> None:
+        self.release = asyncio.Event()
+        self.visits = 0
+
+    async def relay_tenant(self, tenant: str) -> int:
+        self.visits += 1
+        await self.release.wait()
+        return 0
+
+
+def test_the_poll_goes_on_while_a_long_sweep_runs_beside_it_and_a_stop_cancels_the_sweep(tmp_path: Path) -> None:
+    settings = RuntimeSettings(data_dir=tmp_path, storage=StorageSettings(root=tmp_path / "objects"))
+    factory = WorkspaceFactory(settings, store=MemoryStore(), purger=MemoryPurger())
+    factory.create("slow")
+    dispatch = DispatchSettings(api_url="http://127.0.0.1:9/api", poll_interval=0.01, sweep_interval=0)
+    worker = RuntimeWorker(dispatch, factory, PrefectGateway(dispatch))
+    relay = StuckRelay()
+    worker.relay = relay  # type: ignore[assignment]
+    polls = 0
+
+    async def poll_once() -> int:  # the pool's side has its own tests: here only how often the loop asks
+        nonlocal polls
+        polls += 1
+        return 0
+
+    async def no_control_check() -> None:
+        return None
+
+    worker.poll_once = poll_once  # type: ignore[method-assign]
+    worker._maybe_check_running = no_control_check  # type: ignore[method-assign]
+
+    async def run() -> asyncio.Task[int] | None:
+        stop = asyncio.Event()
+        loop = asyncio.create_task(worker._loop(stop))
+        for _ in range(500):
+            await asyncio.sleep(0.01)
+            if polls >= 10:
+                break
+        sweeping = worker._sweeping
+        stop.set()
+        await asyncio.wait_for(loop, timeout=5)
+        return sweeping
+
+    sweeping = asyncio.run(run())
+    assert polls >= 10  # the loop kept polling while the sweep hung on its first tenant
+    assert relay.visits == 1  # one sweep at a time: no second one started beside the stuck one
+    assert sweeping is not None and sweeping.cancelled()  # the stop cancelled it
+
+
+def test_a_sweep_beside_the_poll_leaves_a_run_the_poll_has_just_taken(tmp_path: Path) -> None:
+    from datetime import timedelta
+
+    from sqlmodel import select
+
+    from dispatch.prefect_port import RunState
+    from dispatch.prefect_twin import RecordingPrefect
+    from tenant_runtime.ids import utcnow
+    from tenant_runtime.workspace.models import Operation
+
+    settings = RuntimeSettings(data_dir=tmp_path, storage=StorageSettings(root=tmp_path / "objects"))
+    factory = WorkspaceFactory(settings, store=MemoryStore(), purger=MemoryPurger())
+    with factory.create("taken").transaction() as tx:
+        doc = create_document(tx, OWNER, slug="news", title="News", body="b", kind="post")
+        publish_document(tx, "taken", OWNER, doc.id)
+    dispatch = DispatchSettings(api_url="http://127.0.0.1:9/api")
+    prefect = RecordingPrefect()
+    worker = RuntimeWorker(dispatch, factory, prefect)  # type: ignore[arg-type]
+
+    async def sweep_while_taken() -> list[str]:
+        await worker.relay.relay_tenant("taken")
+        with factory.open("taken").transaction() as tx:
+            op = tx.exec(select(Operation)).one()
+            op.sent_at = utcnow() - timedelta(seconds=dispatch.lease_seconds + 5)
+            tx.add(op)
+            run_id = op.flow_run_id
+        assert run_id is not None
+        prefect.runs[run_id].state = RunState.FAILED  # what a lost run looks like to the sweep
+        # The poll is taking it now (the twin's run ids are not UUIDs: the worker compares them as text).
+        worker._running_queues[run_id] = dispatch.queue_for("taken")  # type: ignore[index]
+        prefect.calls.clear()
+        await worker.sweep()
+        return [name for name, _ in prefect.calls if name in ("reschedule", "create_run")]
+
+    assert asyncio.run(sweep_while_taken()) == []  # neither rescheduled nor sent again
