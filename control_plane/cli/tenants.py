@@ -67,21 +67,36 @@ def operator_token(label: Annotated[str, typer.Option()] = "cli") -> None:
 
 @tenants_app.command("list")
 def tenants_list() -> None:
-    """List tenants."""
+    """List tenants, printed a page at a time (the first rows show at once, whatever the tenant count)."""
     room = services()
     tenants = room.tenants
-    table = Table("slug", "name", "status", "queue", "publishes/h", "shard")
+    headers = ("slug", "name", "status", "queue", "publishes/h", "shard")
+    widths: list[int] | None = None
     after: str | None = None
+    out_console = Console()
     while True:  # page by page, as GET /ops/tenants answers: never every tenant's row at once
         page = tenants.list(after=after, limit=LIST_PAGE)
         placed = room.placement.shards_of([t.slug for t in page])
+        rows = []
         for tenant in page:
             out = tenants.out(tenant, placed.get(tenant.slug))
-            table.add_row(out.slug, out.name, out.status, out.queue, str(out.publishes_per_hour), out.shard or "")
+            rows.append((out.slug, out.name, out.status, out.queue, str(out.publishes_per_hour), out.shard or ""))
+        if widths is None:  # the first page sets the columns; a longer value later folds inside its column
+            widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
+        if rows or after is None:
+            out_console.print(_page_table(headers, widths, rows, header=after is None))
         if len(page) < LIST_PAGE:
             break
         after = page[-1].slug
-    Console().print(table)
+
+
+def _page_table(headers: tuple[str, ...], widths: list[int], rows: list[tuple[str, ...]], *, header: bool) -> Table:
+    table = Table(show_header=header)
+    for name, width in zip(headers, widths, strict=True):
+        table.add_column(name, min_width=width, max_width=max(width, 40), overflow="fold")
+    for row in rows:
+        table.add_row(*row)
+    return table
 
 
 @tenants_app.command("move")

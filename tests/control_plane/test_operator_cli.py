@@ -105,3 +105,6 @@ def test_tenants_list_follows_the_pages_to_the_last_tenant(
     listed = _cli("tenants", "list")
     assert listed.exit_code == 0, listed.output
     assert [line.split("│")[1].strip() for line in listed.stdout.splitlines() if "pg-" in line] == slugs
+    # Printed as it is read: a table a page (three here), the header once, every page's columns as wide.
+    assert listed.stdout.count("slug") == 1 and listed.stdout.count("└") == 3
+    assert len({len(line) for line in listed.stdout.splitlines() if "pg-" in line}) == 1
