@@ -77,7 +77,7 @@ def tenants_list() -> None:
     while True:  # page by page, as GET /ops/tenants answers: never every tenant's row at once
         page = tenants.list(after=after, limit=LIST_PAGE)
         placed = room.placement.shards_of([t.slug for t in page])
-        rows = []
+        rows: list[tuple[str, ...]] = []
         for tenant in page:
             out = tenants.out(tenant, placed.get(tenant.slug))
             rows.append((out.slug, out.name, out.status, out.queue, str(out.publishes_per_hour), out.shard or ""))
