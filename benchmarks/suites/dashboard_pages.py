@@ -8,9 +8,10 @@ is made real through the API (a published document, a media file, a brief, a mem
 Litestar's TestClient (the ASGI app called in-process: the time is the server's, with no socket), in
 rounds that visit every page of both tenants in a shuffled order, so the machine's noise falls on all
 alike. Pages: documents (first page, a deep page, each filter, a search, search with filters), operations
-(first, deep, by status), media (first, deep, search, trash), briefs (first, deep, by lane, search), audit
-(first, an old page by cursor, by action), and the other pages of a site. Baseline in the same run: the
-same page on ``empty``; the ratio says what the size costs.
+(first, deep, by status, a search matching many, a search matching a few), media (first, deep, search,
+trash), briefs (first, deep, by lane, search), audit (first, an old page by cursor, by action), and the
+other pages of a site. Baseline in the same run: the same page on ``empty``; the ratio says what the size
+costs.
 Target: every page's median and p95 on ``big`` ≤ 100 ms (wall time). Also recorded: the process's CPU time per
 request, less exposed to the shared machine's load than wall time.
 """
@@ -49,6 +50,10 @@ def _pages(slug: str, counts: dict[str, int], ids: dict[str, str]) -> dict[str, 
         "operations": f"{t}/operations",
         "operations deep page": f"{t}/operations?page={deep['operations']}",
         "operations failed": f"{t}/operations?status=failed",
+        # A word in about a quarter of the titles (a page fills from the newest at once), and a number at most
+        # one title holds (a few operations among all the others, or none: nothing ends the scan early).
+        "operations search": f"{t}/operations?q=harbour",
+        "operations search, few matches": f"{t}/operations?q=1234",
         "operation": f"{t}/operations/{ids['operation']}",
         "media": f"{t}/media",
         "media deep page": f"{t}/media?page={deep['media']}",
