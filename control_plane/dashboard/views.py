@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from litestar import MediaType, Request, Response
@@ -13,6 +13,10 @@ from litestar.response import Redirect
 from control_plane.dashboard.local_time import local_and_utc
 from control_plane.dashboard.session import csrf_token, flash, take_flashes
 from tenant_runtime.errors import PressroomError
+from tenant_runtime.media.references import embed_markdown
+
+if TYPE_CHECKING:
+    from dispatch.runtime import MediaOut
 
 PREFIX = "/dashboard"
 
@@ -62,9 +66,15 @@ def _age(seconds: float | None) -> str:
     return f"{minutes} min" if minutes else f"{whole} s"
 
 
+def _embed(item: MediaOut) -> str:
+    """A file's embed code: what its page shows to copy and what the editor's media picker inserts."""
+    return embed_markdown(item.id, item.name, item.content_type)
+
+
 environment.filters["when"] = _when
 environment.filters["age"] = _age
 environment.filters["dollars"] = _dollars
+environment.filters["embed"] = _embed  # {{ item | embed }}
 environment.filters["local"] = local_and_utc  # {{ op.scheduled_for | local(settings.timezone) }}
 
 

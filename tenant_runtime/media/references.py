@@ -35,6 +35,16 @@ from tenant_runtime.workspace.models import Document, Revision
 
 MEDIA_ID = re.compile(r"med_[0-9a-z]{26}")
 EMBED = re.compile(r"media:(med_[0-9a-z]{26})")
+# What a file's name may hold that Markdown would read as syntax inside ``[…]`` (brackets, emphasis, code,
+# raw HTML, entities); a backslash makes each one itself.
+_LABEL_SYNTAX = re.compile(r"[\\\[\]*_`<>&]")
+
+
+def embed_markdown(media_id: str, name: str, content_type: str) -> str:
+    """The Markdown that puts a file in a body: ``![name](media:…)`` shows an image, ``[name](media:…)``
+    links any other file (an ``<img>`` of a PDF or a video shows nothing)."""
+    label = _LABEL_SYNTAX.sub(lambda found: "\\" + found.group(0), name)
+    return f"{'!' if content_type.startswith('image/') else ''}[{label}](media:{media_id})"
 
 
 def embedded_ids(body: str) -> list[str]:
@@ -158,4 +168,4 @@ def check_embeds(tx: Session, body: str) -> None:
         )
 
 
-__all__ = ["EMBED", "MEDIA_ID", "Reference", "check_embeds", "embedded_ids", "references_to"]
+__all__ = ["EMBED", "MEDIA_ID", "Reference", "check_embeds", "embed_markdown", "embedded_ids", "references_to"]

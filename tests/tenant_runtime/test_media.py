@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html as html_lib
 import io
 import os
 
@@ -112,3 +113,27 @@ def test_the_reference_scan_reads_spilled_version_bodies(workspace: Workspace) -
     with workspace.reader() as tx:
         found = references.references_to(tx, workspace.store, [media.id])
     assert [r.version for r in found[media.id]] == [1]
+
+
+@pytest.mark.parametrize(
+    ("name", "content_type", "code"),
+    [
+        ("logo.png", "image/png", "![logo.png](media:{id})"),
+        ("terms.pdf", "application/pdf", "[terms.pdf](media:{id})"),
+        ("a [b]*c*_d_ `e` <f> & \\.png", "image/png", r"![a \[b\]\*c\*\_d\_ \`e\` \<f\> \& \\.png](media:{id})"),
+    ],
+)
+def test_an_embed_code_shows_an_image_links_any_other_file_and_keeps_the_name_as_text(
+    name: str, content_type: str, code: str
+) -> None:
+    from tenant_runtime.rendering import render_markdown
+
+    media_id = "med_" + "0" * 26
+    embed = references.embed_markdown(media_id, name, content_type)
+    assert embed == code.format(id=media_id) and references.embedded_ids(embed) == [media_id]
+    html = render_markdown(embed, base_url="http://site.test/acme")
+    shown = html_lib.escape(name, quote=True)
+    if content_type.startswith("image/"):
+        assert f'<img src="http://site.test/acme/media/{media_id}" alt="{shown}">' in html, html
+    else:
+        assert f'<a href="http://site.test/acme/media/{media_id}" rel="noopener noreferrer">{shown}</a>' in html, html
