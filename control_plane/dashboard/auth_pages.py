@@ -21,6 +21,8 @@ _CSS = _STATIC.joinpath("dashboard.css").read_text(encoding="utf-8")
 _HTMX = _STATIC.joinpath("htmx.min.js").read_text(encoding="utf-8")
 # Drag-and-drop upload with a progress bar (plain JS, no framework); without it the form posts as usual.
 _UPLOAD = _STATIC.joinpath("media-upload.js").read_text(encoding="utf-8")
+# The editor's media picker: its Insert buttons put an embed code at the body's cursor (the panel is htmx's).
+_PICKER = _STATIC.joinpath("media-picker.js").read_text(encoding="utf-8")
 
 
 class AuthPages(Controller):
@@ -89,6 +91,16 @@ class AuthPages(Controller):
     async def media_upload(self) -> str:
         """The media library's drag-and-drop upload with progress (an enhancement of the plain form)."""
         return _UPLOAD
+
+    @get(
+        "/static/media-picker.js",
+        media_type="text/javascript",
+        opt={"skip_session": True},
+        response_headers=[ResponseHeader(name="Cache-Control", value="public, max-age=3600")],
+    )
+    async def picker_script(self) -> str:
+        """The editor's media picker: insert a file's embed code at the cursor (an enhancement of the panel)."""
+        return _PICKER
 
 
 __all__ = ["AuthPages"]

@@ -114,10 +114,13 @@ class DocumentPages(Controller):
 
     @post("/preview", sync_to_thread=True)
     def preview(self, tenant: str, data: FormData, signed_in: Principal, services: Services) -> Response[str]:
-        """The editor's live Markdown preview: the body as typed, rendered and sanitized like the site does."""
-        site_for(services, signed_in, tenant)  # the tenant check: another tenant's site is NotFound
+        """The editor's live Markdown preview: the body as typed, rendered and sanitized like the site does
+        (media embeds point at the site's files, as on the saved page's preview)."""
+        site = site_for(services, signed_in, tenant)  # the tenant check: another tenant's site is NotFound
         body = text(data, "body")[:MAX_BODY]
-        return fragment("_preview.html", preview=render_markdown(body), empty=not body.strip())
+        return fragment(
+            "_preview.html", preview=render_markdown(body, base_url=site.public_url), empty=not body.strip()
+        )
 
     @get("/documents/{document_id:str}/delivery", sync_to_thread=True)
     def delivery(self, tenant: str, document_id: str, signed_in: Principal, services: Services) -> Response[str]:

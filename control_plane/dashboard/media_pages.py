@@ -1,11 +1,12 @@
 """The media library: a searchable grid, upload (drag and drop with progress, or the plain form), soft delete
 into the trash and restore from it, and each file's page saying where it is used — the media service of the
 tenant API (type told from the bytes, the tenant's size limit, nothing stored on a refusal; "where used" is
-the reference scan the sweep trusts)."""
+the reference scan the sweep trusts). The editor's media picker is the same search over the live files."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
+from urllib.parse import urlencode
 
 from litestar import Controller, Request, Response, get, post
 from litestar.enums import RequestEncodingType
@@ -16,12 +17,27 @@ from control_plane.container import Services
 from control_plane.dashboard.commands import command_redirect
 from control_plane.dashboard.context import site_for
 from control_plane.dashboard.forms import FormData, checked, new_form_key
-from control_plane.dashboard.views import error_message, flash_error, notice, page, see_other, url
+from control_plane.dashboard.views import error_message, flash_error, fragment, is_htmx, notice, page, see_other, url
 from control_plane.http.guards import MULTIPART
-from control_plane.media.schemas import MediaUpload
+from control_plane.media.schemas import MediaOut, MediaUpload
 from tenant_runtime.errors import BadRequest, PressroomError
+from tenant_runtime.media.references import embed_markdown
 
 PAGE = 48
+PICKER_PAGE = 12  # the picker is a panel beside the editor: a row or two of thumbnails
+
+
+def _window(
+    path: str, keep: dict[str, str], number: int, size: int, rows: list[MediaOut]
+) -> tuple[list[MediaOut], str | None, str | None]:
+    """Page ``number`` of a list fetched one row past the page (that row says another page follows), and the
+    links to the pages before and after it, keeping the filters in ``keep`` (URL-encoded)."""
+
+    def link(to: int) -> str:
+        params = {k: v for k, v in keep.items() if v} | ({"page": str(to)} if to > 1 else {})
+        return f"{path}?{urlencode(params)}"
+
+    return rows[:size], link(number - 1) if number > 1 else None, link(number + 1) if len(rows) > size else None
 
 
 class MediaPages(Controller):
@@ -68,9 +84,9 @@ class MediaPages(Controller):
                 errors=[error_message(exc)],
                 status=exc.status,
             )
-        notice(
-            request, f"Uploaded “{outcome.body.get('name')}”: embed it with ![text](media:{outcome.body.get('id')})."
-        )
+        added = outcome.body
+        code = embed_markdown(added["id"], added["name"], added["content_type"])
+        notice(request, f"Uploaded “{added['name']}”: embed it with {code}.")
         return see_other(url("sites", tenant, "media"))
 
     @post("/sweep", sync_to_thread=True)
@@ -87,6 +103,38 @@ class MediaPages(Controller):
             lambda outcome: f"Sweep requested: operation {outcome.body.get('operation_id')}.",
             then=lambda outcome: url("sites", tenant, "operations", str(outcome.body["operation_id"])),
         )
+
+    @get("/picker", sync_to_thread=True)
+    def picker(
+        self,
+        request: Request[Any, Any, Any],
+        tenant: str,
+        signed_in: Principal,
+        services: Services,
+        q: str = "",
+        page_number: Annotated[int, Parameter(query="page", ge=1, le=100_000)] = 1,
+    ) -> Response[str]:
+        """The editor's media picker: live files searched by name, each with its embed code; htmx swaps it into
+        the editor as a panel whose buttons insert the code, a browser without JavaScript gets a page to copy
+        the codes from. A viewer may not edit a body, so it is refused (``forbidden``)."""
+        q = q[:200]
+        found = services.media.embeddable(
+            signed_in, tenant, q=q or None, limit=PICKER_PAGE + 1, offset=(page_number - 1) * PICKER_PAGE
+        )
+        path = url("sites", tenant, "media", "picker")
+        rows, previous, following = _window(path, {"q": q}, page_number, PICKER_PAGE, found)
+        site = site_for(services, signed_in, tenant)
+        shown: dict[str, Any] = {
+            "site": site,
+            "rows": rows,
+            "q": q,
+            "picker_url": path,
+            "previous": previous,
+            "next": following,
+        }
+        if is_htmx(request):
+            return fragment("_media_picker.html", in_editor=True, **shown)
+        return page(request, "media_picker.html", principal=signed_in, in_editor=False, **shown)
 
     @get("/{media_id:str}", sync_to_thread=True)
     def item(
@@ -146,10 +194,11 @@ class MediaPages(Controller):
         status: int = 200,
     ) -> Response[str]:
         chosen = "deleted" if state == "deleted" else "active"
-        rows = services.media.list(
+        found = services.media.list(
             principal, tenant, q=q or None, state=chosen, limit=PAGE + 1, offset=(number - 1) * PAGE
         )
-        keep = "".join(f"{k}={v}&" for k, v in (("q", q), ("state", "deleted" if chosen == "deleted" else "")) if v)
+        keep = {"q": q, "state": "deleted" if chosen == "deleted" else ""}
+        rows, previous, following = _window(url("sites", tenant, "media"), keep, number, PAGE, found)
         return page(
             request,
             "media.html",
@@ -158,12 +207,12 @@ class MediaPages(Controller):
             principal=principal,
             site=site_for(services, principal, tenant),
             settings=services.site.settings(principal, tenant),
-            rows=rows[:PAGE],
+            rows=rows,
             policy=services.media.policy(principal, tenant),
             q=q,
             state=chosen,
-            previous=f"?{keep}page={number - 1}" if number > 1 else None,
-            next=f"?{keep}page={number + 1}" if len(rows) > PAGE else None,
+            previous=previous,
+            next=following,
             form_key=new_form_key(),
         )
 

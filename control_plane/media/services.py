@@ -28,6 +28,14 @@ class MediaService:
             principal, Command(tenant, "content.edit", "media.upload", message, idempotency_key=idempotency_key)
         )
 
+    def embeddable(
+        self, principal: Principal, tenant: str, *, q: str | None = None, limit: int = 100, offset: int = 0
+    ) -> list[MediaOut]:
+        """The editor's picker: live files (never the trash) as ``list`` finds them, for a role that may edit
+        a body (a viewer has nothing to insert into)."""
+        principal.tenant_actor(tenant).require("content.edit")
+        return self.list(principal, tenant, q=q, state="active", limit=limit, offset=offset)
+
     def list(
         self,
         principal: Principal,

@@ -27,7 +27,7 @@ from tests.fixtures.stack import OPERATOR_TOKEN
 _PARAM = re.compile(r"\{(\w+):\w+\}")
 # Served files (scripts, styles, a backup's tar) and the fragments htmx swaps into a page (checked as parts:
 # no h1, lang or title of their own).
-NOT_PAGES = {"htmx", "media_upload", "stylesheet", "download"}
+NOT_PAGES = {"htmx", "media_upload", "picker_script", "stylesheet", "download"}
 FRAGMENTS = {"delivery"}
 # Pages in a state a GET reaches besides the seeded one: (path, status).
 EXTRA_STATES = (

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import io
+import re
 
 from PIL import Image
 
 from tenant_runtime.actions.fields import request_field_change
 from tenant_runtime.workspace import SYSTEM
-from tests.dashboard.conftest import OPERATOR, ORIGIN, Dashboard
+from tests.dashboard.conftest import OPERATOR, ORIGIN, Browser, Dashboard
 from tests.dashboard.test_dashboard import _create, _flash
 
 
@@ -91,3 +92,80 @@ def test_a_files_page_says_where_it_is_used_and_the_library_offers_drag_and_drop
     assert stranger.get(f"/dashboard/sites/globex/media/{media}").status_code == 404  # not its file either
     assert stranger.post(f"/dashboard/sites/acme/media/{media}/delete", {}).status_code == 404
     assert dashboard.services.media.get(OPERATOR, "acme", media).status == "active"
+
+
+def _picked(html: str) -> list[str]:
+    """The media ids a picker panel offers, in order."""
+    return re.findall(r'<li class="media-item" id="pick-([^"]+)">', html)
+
+
+def test_the_editors_media_picker_offers_live_files_searched_on_the_server_and_none_to_a_viewer(
+    dashboard: Dashboard,
+) -> None:
+    editor = dashboard.browser(dashboard.tenant("acme", role="editor"))
+    upload = dashboard.services.media.upload
+    logo = upload(OPERATOR, "acme", "logo.png", _png()).body["id"]
+    banner = upload(OPERATOR, "acme", "banner [wide].png", _png()).body["id"]
+    terms = upload(OPERATOR, "acme", "terms.pdf", b"%PDF-1.4\n" + b"\x00" * 32).body["id"]
+    gone = upload(OPERATOR, "acme", "old logo.png", _png()).body["id"]
+    dashboard.services.media.delete(OPERATOR, "acme", gone)
+    picker, htmx = "/dashboard/sites/acme/media/picker", {"HX-Request": "true"}
+
+    form = editor.get("/dashboard/sites/acme/documents/new")
+    assert f'hx-get="{picker}" hx-target="#media-picker"' in form.text and 'id="media-picker"' in form.text
+    assert "media-picker.js" in form.text
+    script = editor.get("/dashboard/static/media-picker.js")
+    assert script.status_code == 200 and "setRangeText" in script.text
+
+    panel = editor.get(picker, headers=htmx)
+    assert panel.status_code == 200 and "<html" not in panel.text and 'aria-labelledby="picker-heading"' in panel.text
+    assert _picked(panel.text) == [terms, banner, logo]  # newest first; the trashed file is not offered
+    assert f'data-embed="![logo.png](media:{logo})"' in panel.text  # the code the file's page shows
+    assert f'data-embed="![banner \\[wide\\].png](media:{banner})"' in panel.text  # the name stays text
+    assert f'data-embed="[terms.pdf](media:{terms})"' in panel.text  # a PDF is linked, not an <img>
+    assert f"<code>{_embed(editor, logo)}</code>" in panel.text
+
+    assert _picked(editor.get(f"{picker}?q=LOGO", headers=htmx).text) == [logo]  # not the trashed "old logo"
+    assert _picked(editor.get(f"{picker}?q=[wide]", headers=htmx).text) == [banner]
+    nothing = editor.get(f"{picker}?q=50%25", headers=htmx)
+    assert _picked(nothing.text) == [] and "No media matching “50%”" in nothing.text
+
+    more = [upload(OPERATOR, "acme", f"shot {n}.png", _png()).body["id"] for n in range(10)]  # 13 live .png/.pdf
+    first = editor.get(f"{picker}?q=.p", headers=htmx)
+    assert _picked(first.text) == [*reversed(more), terms, banner] and "Newer" not in first.text
+    assert f'href="{picker}?q=.p&amp;page=2" hx-get="{picker}?q=.p&amp;page=2" rel="next"' in first.text
+    second = editor.get(f"{picker}?q=.p&page=2", headers=htmx)
+    assert _picked(second.text) == [logo] and f'href="{picker}?q=.p" hx-get="{picker}?q=.p" rel="prev"' in second.text
+
+    # Without JavaScript the link opens the picker as a page of its own: the codes to copy, no Insert to press.
+    plain = editor.get(picker)
+    assert plain.status_code == 200 and "<h1" in plain.text and f"<code>[terms.pdf](media:{terms})</code>" in plain.text
+    assert plain.text.count("data-embed=") == plain.text.count(" hidden>Insert") == 12
+
+    viewer = dashboard.browser(dashboard.tenant("acme", role="viewer"))
+    page = viewer.get("/dashboard/sites/acme/documents/new")
+    assert "Insert media" not in page.text and "media-picker" not in page.text
+    refused = viewer.get(picker, headers=htmx)
+    assert refused.status_code == 403 and "does not allow content.edit" in refused.text and logo not in refused.text
+    stranger = dashboard.browser(dashboard.tenant("globex"))
+    assert stranger.get(picker, headers=htmx).status_code == 404
+
+
+def _embed(browser: Browser, media_id: str) -> str:
+    """The embed code a file's own page shows."""
+    return re.findall(
+        r"<dt>Embed</dt><dd><code>([^<]+)</code>", browser.get(f"/dashboard/sites/acme/media/{media_id}").text
+    )[0]
+
+
+def test_the_live_preview_shows_an_embedded_file_from_the_site(dashboard: Dashboard) -> None:
+    browser = dashboard.browser(dashboard.tenant("acme", role="editor"))
+    media = dashboard.services.media.upload(OPERATOR, "acme", "logo.png", _png()).body["id"]
+    browser.get("/dashboard/sites/acme/documents/new")
+
+    preview = browser.post(
+        "/dashboard/sites/acme/preview", {"body": f"![logo.png](media:{media})"}, headers={"HX-Request": "true"}
+    )
+
+    site = dashboard.services.settings.runtime.site_url
+    assert f'<img src="{site}/acme/media/{media}" alt="logo.png">' in preview.text
