@@ -500,23 +500,23 @@ class RuntimeWorker:
 
         Returns whether the tenant has anything unsent or delivering (to look at again next sweep).
         """
-        running: set[str] = set()  # rescheduled by this look: a batch's members share one run
+        rescheduled: set[str] = set()  # by this look: a batch's members share one run
         await self._check_parked(tenant)
         stale, busy = await asyncio.to_thread(self.sync.stale, tenant)
         for operation_id, flow_run_id in stale:
             # Asked at each run, not once before: the poll goes on beside the sweep and may just have taken it.
-            if flow_run_id in running or self._holds(flow_run_id):
+            if flow_run_id in rescheduled or self._holds(flow_run_id):
                 continue
-            running.add(flow_run_id)
+            rescheduled.add(flow_run_id)
             await self.gateway.reschedule(flow_run_id, utcnow())
             SWEEP_RESCHEDULED.inc()
             log.warning(
                 "worker.lease_expired_rescheduled", tenant=tenant, operation_id=operation_id, flow_run_id=flow_run_id
             )
-        await self._resend_lost(tenant, running)
+        await self._resend_lost(tenant, rescheduled)
         return busy
 
-    async def _resend_lost(self, tenant: str, running: set[str]) -> None:
+    async def _resend_lost(self, tenant: str, rescheduled: set[str]) -> None:
         """A queued operation whose run ended in Prefect without it (its Scheduled state lost) goes out again."""
         idle = await asyncio.to_thread(self.sync.idle_sends, tenant)
         if not idle:
@@ -525,7 +525,7 @@ class RuntimeWorker:
         lost = [
             op
             for op, run_id in idle
-            if run_id not in running and not self._holds(run_id) and states.get(run_id) in _ENDED
+            if run_id not in rescheduled and not self._holds(run_id) and states.get(run_id) in _ENDED
         ]
         if lost:
             await asyncio.to_thread(self.sync.resend, tenant, lost)
