@@ -15,7 +15,7 @@ from litestar import Controller, Request, Response, get, post
 
 from control_plane.auth import Principal
 from control_plane.container import Services
-from control_plane.dashboard.forms import FormData, form_key, number, text
+from control_plane.dashboard.forms import FormData, form_key, new_form_key, number, text
 from control_plane.dashboard.views import error_message, flash_error, notice, page, see_other, url
 from control_plane.tenants.schemas import TenantCreate, TenantOut
 from tenant_runtime.errors import BadRequest, Forbidden, PressroomError
@@ -100,7 +100,9 @@ class OperatorPages(Controller):
         operator = require_operator(signed_in)
         chosen = status if status in ("dead", "failed") else "dead"
         rows = services.operations.across(operator, services.tenants.list(), status=chosen, limit=DEAD_LIMIT)
-        return page(request, "ops_operations.html", principal=operator, rows=rows, status_filter=chosen)
+        return page(
+            request, "ops_operations.html", principal=operator, rows=rows, status_filter=chosen, form_key=new_form_key()
+        )
 
     @post("/operations/{tenant:str}/{operation_id:str}/retry", sync_to_thread=True)
     def replay(

@@ -21,6 +21,7 @@ from control_plane.dashboard.lane_pages import BriefPages, LanePages
 from control_plane.dashboard.media_pages import MediaPages
 from control_plane.dashboard.member_pages import MemberPages
 from control_plane.dashboard.operation_pages import OperationPages
+from control_plane.dashboard.ops_key_pages import OperatorKeyPages
 from control_plane.dashboard.ops_pages import OperatorPages
 from control_plane.dashboard.package_pages import PackagePages
 from control_plane.dashboard.release_pages import ReleasePages
@@ -45,6 +46,7 @@ def build_dashboard(settings: ControlPlaneSettings) -> Router:
             ReleasePages,
             SitePages,
             OperatorPages,
+            OperatorKeyPages,
             RevisionPages,
             MediaPages,
             BriefPages,

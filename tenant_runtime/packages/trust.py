@@ -117,18 +117,23 @@ class PlatformKeyring:
         return entry
 
     def revoke(self, kid: str, *, at: datetime | None = None) -> TrustedKey:
-        return self._change(kid, revoked_at=at or utcnow())
+        """Stop trusting ``kid``; revoking it again keeps the first revocation's time."""
+        with self._locked() as keys:
+            current = _known(keys, kid)
+            if current.revoked_at is None:
+                keys[kid] = replace(current, revoked_at=at or utcnow())
+            return keys[kid]
 
     def expire(self, kid: str, at: datetime) -> TrustedKey:
-        return self._change(kid, expires_at=at)
-
-    def _change(self, kid: str, **fields: Any) -> TrustedKey:
         with self._locked() as keys:
-            if kid not in keys:
-                raise NotFound("No such platform key.", details={"key_id": kid}, code="package_key_not_found")
-            current = keys[kid]
-            keys[kid] = replace(current, **fields)
+            keys[kid] = replace(_known(keys, kid), expires_at=at)
             return keys[kid]
+
+
+def _known(keys: Mapping[str, TrustedKey], kid: str) -> TrustedKey:
+    if kid not in keys:
+        raise NotFound("No such platform key.", details={"key_id": kid}, code="package_key_not_found")
+    return keys[kid]
 
 
 def tenant_keys(tx: Session) -> dict[str, TrustedKey]:

@@ -23,6 +23,7 @@ from PIL import Image
 from tests.dashboard.conftest import Browser, Dashboard
 from tests.dashboard.test_health_pages import _age_history
 from tests.fixtures.stack import OPERATOR_TOKEN
+from tests.tenant_runtime.package_kit import Publisher
 
 _PARAM = re.compile(r"\{(\w+):\w+\}")
 # Served files (scripts, styles, a backup's tar) and the fragments htmx swaps into a page (checked as parts:
@@ -163,7 +164,8 @@ def _ok(response: Any, status: int = 201) -> dict[str, Any]:
 
 def _seed(dashboard: Dashboard, token: str) -> tuple[dict[str, str], dict[str, str]]:
     """A site with a published and edited page, a scheduled release, media, a brief, a field migration, a
-    webhook, a member and a token: the path ids of every page, and the query a page cannot do without."""
+    webhook, a member and a token, and a platform package key: the path ids of every page, and the query a page
+    cannot do without."""
     api, t = dashboard.client, "/api/tenants/acme"
     headers = {"Authorization": f"Bearer {token}"}
     page = _ok(
@@ -203,6 +205,8 @@ def _seed(dashboard: Dashboard, token: str) -> tuple[dict[str, str], dict[str, s
     _ok(api.post(f"{t}/webhooks", headers=headers, json={"url": "http://127.0.0.1:9/hook"}))
     member = _ok(api.post(f"{t}/members", headers=headers, json={"name": "Vera", "role": "viewer"}))
     minted = _ok(api.post(f"{t}/tokens", headers=headers, json={"member_id": member["member"]["id"], "label": "ci"}))
+    operator = {"Authorization": f"Bearer {OPERATOR_TOKEN}"}
+    key = _ok(api.post("/ops/package-keys", headers=operator, json={"public_key": Publisher().public_key, "name": "V"}))
     ids = {
         "tenant": "acme",
         "document_id": page["id"],
@@ -211,6 +215,7 @@ def _seed(dashboard: Dashboard, token: str) -> tuple[dict[str, str], dict[str, s
         "lane": "news",
         "member_id": member["member"]["id"],
         "token_id": minted["id"],
+        "key_id": key["key_id"],
     }
     _age_history(dashboard, 1)  # so that ten minutes ago has a site to restore to
     at = (datetime.now(UTC) - timedelta(minutes=10)).strftime("%Y-%m-%dT%H:%M")

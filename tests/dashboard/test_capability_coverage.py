@@ -119,6 +119,39 @@ API_ONLY: dict[tuple[str, str], str] = {
 }
 
 
+OPS = "/dashboard/ops"
+
+# (method, operator API path) → (method, console path) that offers the same capability.
+OPS_SURFACES: dict[tuple[str, str], tuple[str, str]] = {
+    ("GET", "/ops/tenants"): ("GET", OPS),
+    ("GET", "/ops/tenants/{slug}"): ("GET", OPS),
+    ("POST", "/ops/tenants"): ("POST", f"{OPS}/tenants"),
+    ("POST", "/ops/tenants/{slug}/suspend"): ("POST", f"{OPS}/tenants/{{slug}}/{{change}}"),
+    ("POST", "/ops/tenants/{slug}/resume"): ("POST", f"{OPS}/tenants/{{slug}}/{{change}}"),
+    ("PATCH", "/ops/tenants/{slug}/quota"): ("POST", f"{OPS}/tenants/{{slug}}/{{change}}"),
+    ("GET", "/ops/operations"): ("GET", f"{OPS}/operations"),
+    ("GET", "/ops/audit"): ("GET", f"{OPS}/audit"),
+    ("GET", "/ops/package-keys"): ("GET", f"{OPS}/keys"),
+    ("POST", "/ops/package-keys"): ("POST", f"{OPS}/keys"),
+    ("POST", "/ops/package-keys/{key_id}/expire"): ("POST", f"{OPS}/keys/{{key_id}}/expire"),
+    ("POST", "/ops/package-keys/{key_id}/revoke"): ("POST", f"{OPS}/keys/{{key_id}}/revoke"),
+}
+
+# (method, operator API path) → why the console does not offer it.
+OPS_ONLY: dict[tuple[str, str], str] = {
+    ("GET", "/ops/shards"): "shards and placement are the platform's plumbing: `pressroom shards` lists them",
+    ("POST", "/ops/tenants/{slug}/move"): "a move drains and hands a tenant to another shard; `pressroom tenants "
+    "move` runs it and shows its progress",
+    ("PATCH", "/ops/tenants/{slug}/retention"): "a rare per-tenant override of how long finished runs stay in "
+    "Prefect, for automation; `pressroom tenants show --json` shows it",
+    ("POST", "/ops/tenants/{slug}/tokens"): "an operator opens the site from the console and invites its members "
+    "on its members page, which issues their tokens (shown once)",
+    ("POST", "/ops/tenants/{slug}/seed"): "loads the example site's content; `make up` and `pressroom` do it",
+    ("PUT", "/ops/tenants/{slug}/media-policy"): "a site's media limits are set with `pressroom media policy`; "
+    "the site's media page shows them",
+}
+
+
 def _routes(dashboard: Dashboard, prefix: str) -> set[tuple[str, str]]:
     found = set()
     for route in dashboard.client.app.routes:
@@ -141,3 +174,16 @@ def test_every_tenant_api_route_has_a_dashboard_surface_or_a_reason(dashboard: D
     assert not SURFACES.keys() & API_ONLY.keys()
     missing_pages = sorted({target for target in SURFACES.values() if target not in pages})
     assert not missing_pages, f"dashboard routes named here that do not exist: {missing_pages}"
+
+
+def test_every_operator_api_route_has_a_console_surface_or_a_reason(dashboard: Dashboard) -> None:
+    api = _routes(dashboard, "/ops/")
+    pages = _routes(dashboard, OPS)
+    assert len(api) >= 15
+
+    unmapped = sorted(api - OPS_SURFACES.keys() - OPS_ONLY.keys())
+    assert not unmapped, f"operator API routes with no console surface and no reason: {unmapped}"
+    stale = sorted((OPS_SURFACES.keys() | OPS_ONLY.keys()) - api)
+    assert not stale, f"mapped but not routed (renamed or removed?): {stale}"
+    missing_pages = sorted({target for target in OPS_SURFACES.values() if target not in pages})
+    assert not missing_pages, f"console routes named here that do not exist: {missing_pages}"

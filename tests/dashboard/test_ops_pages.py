@@ -3,12 +3,15 @@ dead operations across tenants with replay; the operator audit by action. Member
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from dispatch.prefect_twin import RecordingPrefect
 from tenant_runtime.actions import operations as operation_actions
 from tenant_runtime.workflows import Carried
-from tests.dashboard.conftest import Dashboard
+from tests.dashboard.conftest import OPERATOR, Dashboard
 from tests.dashboard.test_dashboard import _create, _flash
 from tests.dashboard.test_document_pages import _publish
+from tests.tenant_runtime.package_kit import Publisher
 
 
 def _prefect(dashboard: Dashboard) -> RecordingPrefect:
@@ -106,3 +109,61 @@ def test_a_member_is_refused_the_console(dashboard: Dashboard) -> None:
     assert owner.get("/dashboard/ops/audit").status_code == 403
     refused = owner.post("/dashboard/ops/tenants/acme/suspend", {})
     assert refused.status_code == 403 and dashboard.services.tenants.get("acme").status == "active"
+
+
+def _row(html: str, key_id: str) -> str:
+    return html.split(f'id="key-{key_id}"')[1].split("</tr>")[0]
+
+
+def test_an_operator_trusts_a_publisher_key_on_every_site_sets_its_expiry_and_revokes_it_confirmed(
+    dashboard: Dashboard, operator_token: str
+) -> None:
+    owner = dashboard.browser(dashboard.tenant("acme"))
+    operator = dashboard.browser(operator_token)
+    publisher = Publisher()
+    assert "Package keys" in operator.get("/dashboard/ops").text
+
+    bad = operator.post("/dashboard/ops/keys", {"public_key": "not-a-key", "name": "Vendor"})
+    assert bad.status_code == 400 and "invalid_public_key" in bad.text and 'value="not-a-key"' in bad.text
+    assert dashboard.services.platform_keys.keys(OPERATOR) == []
+
+    added = operator.post("/dashboard/ops/keys", {"public_key": publisher.public_key, "name": "Vendor"})
+    [key] = dashboard.services.platform_keys.keys(OPERATOR)
+    assert f"Packages signed by {key.key_id} are trusted on every site" in _flash(added.text)
+    assert key.name == "Vendor" and key.status == "trusted" and key.expires_at is None
+    assert 'data-status="trusted"' in _row(added.text, key.key_id)
+    site_keys = owner.get("/dashboard/sites/acme/packages").text
+    assert "every site (operator)" in _row(site_keys, key.key_id)  # the site sees the platform's key
+
+    past = operator.post(f"/dashboard/ops/keys/{key.key_id}/expire", {"at": "2020-01-01T00:00"})
+    assert "still to come" in _flash(past.text)
+    assert dashboard.services.platform_keys.key(OPERATOR, key.key_id).expires_at is None
+    later = operator.post(f"/dashboard/ops/keys/{key.key_id}/expire", {"at": "2031-06-01T12:30"})
+    assert "until 2031-06-01 12:30 UTC" in _flash(later.text)
+    expires = dashboard.services.platform_keys.key(OPERATOR, key.key_id).expires_at
+    assert expires == datetime(2031, 6, 1, 12, 30, tzinfo=UTC)
+
+    confirm = operator.get(f"/dashboard/ops/keys/{key.key_id}/revoke")
+    assert confirm.status_code == 200 and "No site trusts packages signed by this key" in confirm.text
+    unticked = operator.post(f"/dashboard/ops/keys/{key.key_id}/revoke", {})
+    assert unticked.status_code == 400 and 'name="confirm"' in unticked.text
+    assert dashboard.services.platform_keys.key(OPERATOR, key.key_id).status == "trusted"
+    revoked = operator.post(f"/dashboard/ops/keys/{key.key_id}/revoke", {"confirm": "yes"})
+    assert f"{key.key_id} is revoked" in _flash(revoked.text)
+    assert 'data-status="revoked"' in _row(revoked.text, key.key_id)
+    first = dashboard.services.platform_keys.key(OPERATOR, key.key_id).revoked_at
+    operator.post(f"/dashboard/ops/keys/{key.key_id}/revoke", {"confirm": "yes"})  # a second click changes nothing
+    assert dashboard.services.platform_keys.key(OPERATOR, key.key_id).revoked_at == first
+    assert 'data-status="revoked"' in _row(owner.get("/dashboard/sites/acme/packages").text, key.key_id)
+
+    audit = operator.get("/dashboard/ops/audit?action=package.key.platform.add").text.split("<tbody>")[1]
+    assert audit.count(key.key_id) == 1
+    missing = operator.get("/dashboard/ops/keys/0123456789abcdef/revoke")
+    assert "No such platform key" in _flash(missing.text)
+
+
+def test_a_member_never_reaches_the_platform_keys(dashboard: Dashboard) -> None:
+    owner = dashboard.browser(dashboard.tenant("acme"))
+    assert owner.get("/dashboard/ops/keys").status_code == 403
+    refused = owner.post("/dashboard/ops/keys", {"public_key": Publisher().public_key})
+    assert refused.status_code == 403 and dashboard.services.platform_keys.keys(OPERATOR) == []
