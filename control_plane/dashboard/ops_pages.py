@@ -8,7 +8,9 @@ tokens are refused here exactly like there (403).
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 import msgspec
 from litestar import Controller, Request, Response, get, post
@@ -22,6 +24,8 @@ from tenant_runtime.errors import BadRequest, Forbidden, PressroomError
 
 AUDIT_LIMIT = 200
 DEAD_LIMIT = 200
+TENANTS_PAGE = 50  # each row asks its runtime and Prefect about the tenant: a page, never every tenant
+STATUSES = ("active", "suspended")
 
 
 def require_operator(principal: Principal) -> Principal:
@@ -37,9 +41,19 @@ class OperatorPages(Controller):
     path = "/ops"
 
     @get("/")
-    async def tenants(self, request: Request[Any, Any, Any], signed_in: Principal, services: Services) -> Response[str]:
-        """Every tenant with its queue depth and late runs (Prefect's view, when it answers)."""
-        return await self._tenants(request, services, require_operator(signed_in))
+    async def tenants(
+        self,
+        request: Request[Any, Any, Any],
+        signed_in: Principal,
+        services: Services,
+        q: str = "",
+        status: str = "",
+        after: str = "",
+    ) -> Response[str]:
+        """Tenants by slug, a page at a time, each with its queue depth, late runs (Prefect's view, when it
+        answers) and last good backup; ``q`` finds a slug or name, ``status`` keeps active or suspended ones."""
+        listing = _Listing(q=q.strip()[:100], status=status if status in STATUSES else "", after=after[:39])
+        return await self._tenants(request, services, require_operator(signed_in), listing=listing)
 
     @post("/tenants")
     async def create(
@@ -144,10 +158,20 @@ class OperatorPages(Controller):
         field_errors: dict[str, str] | None = None,
         errors: list[dict[str, Any]] | None = None,
         status: int = 200,
+        listing: _Listing | None = None,
     ) -> Response[str]:
-        rows = await asyncio.to_thread(services.tenants.list)
+        listing = listing or _Listing()
+        rows = await asyncio.to_thread(
+            services.tenants.list,
+            status=listing.status or None,
+            q=listing.q or None,
+            after=listing.after or None,
+            limit=TENANTS_PAGE + 1,
+        )
+        following = rows[TENANTS_PAGE - 1].slug if len(rows) > TENANTS_PAGE else None
+        # Only this page's tenants are asked about: each detail reads its workspace and asks Prefect.
         details: list[TenantOut] = list(
-            await asyncio.gather(*(services.tenants.detail(operator, row.slug) for row in rows))
+            await asyncio.gather(*(services.tenants.detail(operator, row.slug) for row in rows[:TENANTS_PAGE]))
         )
         return page(
             request,
@@ -156,9 +180,26 @@ class OperatorPages(Controller):
             errors=errors,
             principal=operator,
             tenants=details,
+            listing=listing,
+            next_url=listing.link(after=following) if following else None,
+            first_url=listing.link(after="") if listing.after else None,
             typed=typed or {},
             field_errors=field_errors or {},
         )
+
+
+@dataclass(frozen=True)
+class _Listing:
+    """What the tenants page shows: a search, a status, and the slug the page starts after."""
+
+    q: str = ""
+    status: str = ""
+    after: str = ""
+
+    def link(self, *, after: str) -> str:
+        query = {"q": self.q, "status": self.status, "after": after}
+        encoded = urlencode({k: v for k, v in query.items() if v})
+        return url("ops") + (f"?{encoded}" if encoded else "")
 
 
 def _create_errors(typed: dict[str, str]) -> dict[str, str]:

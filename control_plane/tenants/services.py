@@ -69,12 +69,24 @@ class TenantService:
         between requests, so read it, never change it."""
         return self.cache.get("tenant", slug, lambda: self.get(slug))
 
-    def list(self, *, status: str | None = None, after: str | None = None, limit: int | None = None) -> list[Tenant]:
-        """Tenants by slug; a page of ``limit`` of those after the slug ``after`` (``GET /ops/tenants``'s cursor)."""
+    def list(
+        self,
+        *,
+        status: str | None = None,
+        after: str | None = None,
+        limit: int | None = None,
+        q: str | None = None,
+    ) -> list[Tenant]:
+        """Tenants by slug; a page of ``limit`` of those after the slug ``after`` (``GET /ops/tenants``'s cursor);
+        ``q``: those whose slug or name holds it (any case)."""
         with Session(self.engine, expire_on_commit=False) as session:
             query = select(Tenant).order_by(col(Tenant.slug))
             if status is not None:
                 query = query.where(Tenant.status == status)
+            if q:
+                query = query.where(
+                    or_(col(Tenant.slug).icontains(q, autoescape=True), col(Tenant.name).icontains(q, autoescape=True))
+                )
             if after is not None:
                 query = query.where(col(Tenant.slug) > after)
             if limit is not None:

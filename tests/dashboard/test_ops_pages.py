@@ -3,8 +3,13 @@ dead operations across tenants with replay; the operator audit by action. Member
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
+from typing import Any
 
+import pytest
+
+from control_plane.dashboard import ops_pages
 from dispatch.prefect_twin import RecordingPrefect
 from tenant_runtime.actions import operations as operation_actions
 from tenant_runtime.workflows import Carried
@@ -167,3 +172,36 @@ def test_a_member_never_reaches_the_platform_keys(dashboard: Dashboard) -> None:
     assert owner.get("/dashboard/ops/keys").status_code == 403
     refused = owner.post("/dashboard/ops/keys", {"public_key": Publisher().public_key})
     assert refused.status_code == 403 and dashboard.services.platform_keys.keys(OPERATOR) == []
+
+
+def test_the_console_lists_sites_a_page_at_a_time_and_finds_one_by_slug_or_name(
+    dashboard: Dashboard, operator_token: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ops_pages, "TENANTS_PAGE", 2)
+    for slug in ("alpha", "bravo", "charlie"):
+        dashboard.tenant(slug)
+    asked: list[str] = []
+    detail = dashboard.services.tenants.detail
+
+    async def counted(operator: Any, slug: str) -> Any:
+        asked.append(slug)
+        return await detail(operator, slug)
+
+    monkeypatch.setattr(dashboard.services.tenants, "detail", counted)
+    operator = dashboard.browser(operator_token)
+
+    first = operator.get("/dashboard/ops")
+    assert 'id="tenant-alpha"' in first.text and 'id="tenant-bravo"' in first.text
+    assert 'id="tenant-charlie"' not in first.text and asked == ["alpha", "bravo"]  # only the page is asked about
+    following = re.search(r'href="([^"]+)" rel="next"', first.text)
+    assert following is not None
+    second = operator.get(following.group(1).replace("&amp;", "&"))
+    assert 'id="tenant-charlie"' in second.text and 'id="tenant-alpha"' not in second.text
+    assert 'rel="next"' not in second.text and "First page" in second.text
+
+    found = operator.get("/dashboard/ops?q=SITE+BRA")  # names are "Site {slug}"; any case
+    assert 'id="tenant-bravo"' in found.text and 'id="tenant-alpha"' not in found.text
+    assert "No site matches" in operator.get("/dashboard/ops?q=100%25").text  # a literal %, not a wildcard
+    operator.post("/dashboard/ops/tenants/charlie/suspend", {})
+    suspended = operator.get("/dashboard/ops?status=suspended")
+    assert 'id="tenant-charlie"' in suspended.text and 'id="tenant-alpha"' not in suspended.text
