@@ -35,5 +35,5 @@ def configure_webhooks(sender: WebhookSender | None) -> None:
 def webhook_sender() -> WebhookSender:
     global _webhook_sender
     if _webhook_sender is None:
-        _webhook_sender = HttpxWebhookSender()
+        _webhook_sender = HttpxWebhookSender(allow_private=factory().settings.webhook_allow_private)
     return _webhook_sender

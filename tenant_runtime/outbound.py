@@ -5,7 +5,10 @@ a package to install): the URL is http(s), its host is on the allow-list
 (``*``: any host; ``example.com`` also allows its subdomains), and every address
 the host resolves to is public unless the operator allows private ones (tests
 serve from 127.0.0.1 that way). Redirects are followed by hand, each hop checked
-the same way. A refusal raises the caller's permanent error class.
+the same way, and each request goes to the address that was checked (``pin``), so a
+second DNS answer cannot send it elsewhere. A refusal raises the caller's permanent
+error class. Plugin webhooks go through the same check and pin (any host; private
+addresses only when the operator allows them).
 """
 
 from __future__ import annotations
@@ -44,8 +47,9 @@ def resolve(host: str) -> list[str]:
         raise Unavailable(f"Cannot resolve {host}.", details={"host": host}, code="source_unreachable") from exc
 
 
-def check_url(url: str, policy: OutboundPolicy, resolver: Resolver = resolve) -> None:
-    """Refuse a URL whose host is not allowed or resolves to a private, loopback or reserved address."""
+def check_url(url: str, policy: OutboundPolicy, resolver: Resolver = resolve) -> list[str]:
+    """Refuse a URL whose host is not allowed or resolves to a private, loopback or reserved address; the
+    addresses checked (none when the operator allows private ones: the name is connected to as it is)."""
     parts = urlsplit(url)
     host = (parts.hostname or "").lower()
     if parts.scheme not in ("http", "https") or not host:
@@ -57,14 +61,42 @@ def check_url(url: str, policy: OutboundPolicy, resolver: Resolver = resolve) ->
             details={"url": url, "host": host, "allow": list(allowed)},
         )
     if policy.allow_private:
-        return
-    for address in resolver(host):
+        return []
+    addresses = resolver(host)
+    for address in addresses:
         ip = ipaddress.ip_address(address.split("%")[0])
         if not ip.is_global:
             raise policy.refused(
                 f"{host} resolves to a private address ({address}): the operator has not allowed those.",
                 details={"url": url, "host": host, "address": address},
             )
+    return addresses
+
+
+@dataclass(frozen=True)
+class Pinned:
+    """A request sent to the address that was checked, not to a second lookup of the name (which a hostile
+    DNS server could answer with a private address: DNS rebinding). The Host header and TLS's server name
+    (SNI and certificate check, httpcore's ``sni_hostname``) stay the URL's own host."""
+
+    url: str
+    headers: dict[str, str]
+    extensions: dict[str, str]
+
+
+def pin(url: str, addresses: list[str]) -> Pinned:
+    """``url`` with its host replaced by one of ``addresses``, IPv4 first (unchanged when there are none)."""
+    if not addresses:
+        return Pinned(url, {}, {})
+    parsed = httpx.URL(url)
+    host = parsed.host
+    address = min(addresses, key=lambda a: ipaddress.ip_address(a.split("%")[0]).version).split("%")[0]
+    netloc = parsed.netloc.decode("ascii")
+    return Pinned(
+        str(parsed.copy_with(host=address)),
+        {"Host": netloc},
+        {"sni_hostname": host} if parsed.scheme == "https" else {},
+    )
 
 
 @contextmanager
@@ -75,9 +107,9 @@ def open_checked(
     streaming response. A network failure is transient (``source_unreachable``)."""
     current = url
     for _ in range(MAX_REDIRECTS + 1):
-        check_url(current, policy, resolver)
+        pinned = pin(current, check_url(current, policy, resolver))
         try:
-            with client.stream("GET", current) as response:
+            with client.stream("GET", pinned.url, headers=pinned.headers, extensions=pinned.extensions) as response:
                 if response.is_redirect and "location" in response.headers:
                     current = urljoin(current, response.headers["location"])
                     continue
@@ -100,4 +132,14 @@ def read_limited(response: httpx.Response, max_bytes: int) -> tuple[bytes, bool]
     return data, False
 
 
-__all__ = ["MAX_REDIRECTS", "OutboundPolicy", "Resolver", "check_url", "open_checked", "read_limited", "resolve"]
+__all__ = [
+    "MAX_REDIRECTS",
+    "OutboundPolicy",
+    "Pinned",
+    "Resolver",
+    "check_url",
+    "open_checked",
+    "pin",
+    "read_limited",
+    "resolve",
+]

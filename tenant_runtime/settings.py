@@ -14,7 +14,8 @@ from tenant_runtime.storage.factory import StorageSettings
 class RuntimeSettings(PressroomSettings):
     """``PRESSROOM_DATA_DIR``, ``PRESSROOM_SITE_URL``, ``PRESSROOM_PURGE_*``, ``PRESSROOM_SQLITE_BUSY_TIMEOUT_MS``,
     ``PRESSROOM_SQLITE_WARM_TENANTS``, ``PRESSROOM_AGGREGATE_SETTLE_SECONDS`` / ``_SETTLE_LONE``,
-    ``PRESSROOM_WORKSPACE_BACKEND`` / ``PRESSROOM_WORKSPACE_DATABASE_URL``, and the object store's own settings.
+    ``PRESSROOM_WORKSPACE_BACKEND`` / ``PRESSROOM_WORKSPACE_DATABASE_URL``, ``PRESSROOM_WEBHOOK_ALLOW_PRIVATE``,
+    and the object store's own settings.
 
     The workspace backend is chosen per shard (each runtime process reads its own environment):
     ``sqlite`` (default) keeps each tenant's workspace in ``tenants/{slug}/workspace.db``;
@@ -36,6 +37,9 @@ class RuntimeSettings(PressroomSettings):
     # another delivery of the tenant is due (a lone publish decides at once), unless aggregate_settle_lone.
     aggregate_settle_seconds: float = Field(0.5, ge=0, le=60)
     aggregate_settle_lone: bool = False
+    # Whether plugin webhooks may be delivered to private, loopback or link-local addresses (a site owner
+    # chooses the URL: on a shared platform that would reach the platform's own services). Off by default.
+    webhook_allow_private: bool = False
     workspace_backend: Literal["sqlite", "postgresql"] = "sqlite"
     # A secret: a DSN usually carries the runtime's password.
     workspace_database_url: SecretStr | None = None

@@ -28,9 +28,9 @@ from typing import Any, Protocol
 
 import httpx
 
-from tenant_runtime import queries
+from tenant_runtime import outbound, queries
 from tenant_runtime.delivery import site_view
-from tenant_runtime.errors import Unavailable
+from tenant_runtime.errors import Permanent, Unavailable
 from tenant_runtime.ids import utcnow
 from tenant_runtime.workspace.delivery_models import WebhookDelivery
 from tenant_runtime.workspace.open import Workspace
@@ -74,14 +74,37 @@ def parse_retry_after(value: str | None, now: datetime | None = None) -> float |
     return max(0.0, (when - (now or utcnow())).total_seconds())
 
 
-class HttpxWebhookSender:
-    """The real adapter: one POST, no redirects (a redirect is not an acknowledgement)."""
+class WebhookRefused(Permanent):
+    """The endpoint's host resolves to an address the operator does not let webhooks reach."""
 
-    def __init__(self, *, timeout: float = 10.0, transport: httpx.BaseTransport | None = None) -> None:
+    code = "webhook_url_refused"
+
+
+class HttpxWebhookSender:
+    """The real adapter: one POST, no redirects (a redirect is not an acknowledgement), and only to public
+    addresses unless the operator allows private ones (``PRESSROOM_WEBHOOK_ALLOW_PRIVATE``): a site owner
+    chooses the URL, and on a shared platform a private one reaches the platform's own services. The POST
+    goes to the address that was checked (``outbound.pin``), never to a second lookup of the name."""
+
+    def __init__(
+        self,
+        *,
+        timeout: float = 10.0,
+        transport: httpx.BaseTransport | None = None,
+        allow_private: bool = False,
+        resolver: outbound.Resolver = outbound.resolve,
+    ) -> None:
         self._client = httpx.Client(timeout=timeout, follow_redirects=False, transport=transport)
+        self._policy = outbound.OutboundPolicy(
+            allow=("*",), allow_private=allow_private, what="webhook", refused=WebhookRefused
+        )
+        self._resolver = resolver
 
     def send(self, url: str, body: bytes, headers: Mapping[str, str]) -> WebhookReply:
-        response = self._client.post(url, content=body, headers=dict(headers))
+        pinned = outbound.pin(url, outbound.check_url(url, self._policy, self._resolver))
+        response = self._client.post(
+            pinned.url, content=body, headers={**headers, **pinned.headers}, extensions=pinned.extensions
+        )
         retry_after = (
             parse_retry_after(response.headers.get("retry-after"))
             if response.status_code in RETRY_AFTER_STATUSES
@@ -193,7 +216,7 @@ def deliver_after_publish(
             "document": {"id": document_id, "slug": revision.slug, "version": version, "url": url},
         }
     )
-    delivered, failures = 0, []
+    delivered, failures, refused = 0, [], 0
     retry_after: float | None = None
     pending = [e for e in endpoints if e.id not in done]
     for endpoint in pending:
@@ -203,6 +226,7 @@ def deliver_after_publish(
         except Exception as exc:
             message = str(exc).replace(endpoint.url, "<endpoint url>")
             failures.append(_failure(endpoint.id, f"{type(exc).__name__}: {message}"))
+            refused += isinstance(exc, WebhookRefused)
             continue
         if not 200 <= reply.status < 300:
             failures.append(_failure(endpoint.id, f"HTTP {reply.status}", reply.retry_after))
@@ -216,6 +240,11 @@ def deliver_after_publish(
         details: dict[str, Any] = {"failures": failures, "delivered": delivered}
         if retry_after is not None:
             details["retry_after"] = retry_after  # the longest wait an endpoint asked for
+        if refused == len(failures):  # only refusals: a retry would be refused again
+            raise WebhookRefused(
+                f"{refused} of {len(pending)} webhook endpoints point at addresses webhooks may not reach.",
+                details=details,
+            )
         raise WebhookDeliveryFailed(
             f"{len(failures)} of {len(pending)} webhook endpoints did not acknowledge.", details=details
         )
@@ -249,6 +278,7 @@ __all__ = [
     "MemoryWebhookSender",
     "SentWebhook",
     "WebhookDeliveryFailed",
+    "WebhookRefused",
     "WebhookReply",
     "WebhookSender",
     "deliver_after_publish",

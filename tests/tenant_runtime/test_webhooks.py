@@ -174,7 +174,7 @@ def test_the_httpx_adapter_posts_the_exact_bytes_and_does_not_follow_redirects()
             return httpx.Response(302, headers={"location": "https://elsewhere.example/"})
         return httpx.Response(204)
 
-    sender = webhooks.HttpxWebhookSender(transport=httpx.MockTransport(handler))
+    sender = webhooks.HttpxWebhookSender(transport=httpx.MockTransport(handler), resolver=PUBLIC)
     headers = webhooks.delivery_headers("after_publish", "op_1", "doc_1", "whk_1", "k" * 20, b'{"a":1}')
 
     assert sender.send("https://hooks.example/ok", b'{"a":1}', headers) == webhooks.WebhookReply(204)
@@ -182,6 +182,65 @@ def test_the_httpx_adapter_posts_the_exact_bytes_and_does_not_follow_redirects()
     assert len(seen) == 2 and seen[0].content == b'{"a":1}' and seen[0].method == "POST"
     assert seen[0].headers["idempotency-key"] == "op_1:doc_1:whk_1"
     assert seen[0].headers["x-pressroom-signature"] == webhooks.sign("k" * 20, b'{"a":1}')
+
+
+def PUBLIC(host: str) -> list[str]:
+    """A resolver twin: every host is one public address (no DNS in tests)."""
+    return ["93.184.216.34"]
+
+
+def test_the_httpx_adapter_posts_to_the_address_it_checked_with_the_hosts_name_for_host_and_tls() -> None:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(204)
+
+    answers = iter([["93.184.216.34"], ["127.0.0.1"]])  # a rebinding DNS server: public, then loopback
+    sender = webhooks.HttpxWebhookSender(transport=httpx.MockTransport(handler), resolver=lambda h: next(answers))
+
+    assert sender.send("https://hooks.example:8443/ok?t=1", b"{}", {}) == webhooks.WebhookReply(204)
+    (request,) = seen
+    assert request.url.host == "93.184.216.34" and request.url.port == 8443 and request.url.query == b"t=1"
+    assert request.headers["host"] == "hooks.example:8443"
+    assert request.extensions["sni_hostname"] == "hooks.example"  # the certificate is checked for the name
+    with pytest.raises(webhooks.WebhookRefused, match="private address"):
+        sender.send("https://hooks.example:8443/ok?t=1", b"{}", {})  # the second answer is checked, not trusted
+    assert len(seen) == 1
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1", "10.0.0.5", "169.254.169.254", "::1", "fd00::1"])
+def test_the_httpx_adapter_refuses_private_addresses_unless_the_operator_allows_them(address: str) -> None:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(204)
+
+    refusing = webhooks.HttpxWebhookSender(transport=httpx.MockTransport(handler), resolver=lambda h: [address])
+    with pytest.raises(webhooks.WebhookRefused) as refused:
+        refusing.send("http://internal.example/hook", b"{}", {})
+    assert refused.value.code == "webhook_url_refused" and seen == []
+
+    allowing = webhooks.HttpxWebhookSender(
+        transport=httpx.MockTransport(handler), resolver=lambda h: [address], allow_private=True
+    )
+    assert allowing.send("http://internal.example/hook", b"{}", {}).status == 204
+    assert seen[0].url.host == "internal.example"  # allowed: connected to by name, as configured
+
+
+def test_endpoints_that_are_only_refused_end_the_step_for_good(workspace: Workspace) -> None:
+    good, _ = _register(workspace, GOOD)
+    document, operation = publish(workspace, "refused")
+    sender = webhooks.HttpxWebhookSender(
+        transport=httpx.MockTransport(lambda r: httpx.Response(204)), resolver=lambda h: ["10.1.2.3"]
+    )
+
+    with pytest.raises(webhooks.WebhookRefused) as raised:
+        webhooks.deliver_after_publish(workspace, sender, operation.id, document.id, 1)
+    assert isinstance(raised.value, Permanent) and not isinstance(raised.value, webhooks.WebhookDeliveryFailed)
+    assert [f["endpoint_id"] for f in raised.value.details["failures"]] == [good.id]
+    assert GOOD not in str(raised.value.details)  # endpoint ids only: a URL may carry a token
 
 
 def test_a_429_or_503_carries_the_longest_retry_after_into_the_failure(workspace: Workspace) -> None:
@@ -216,7 +275,7 @@ def test_the_httpx_adapter_reads_retry_after_only_from_429_and_503() -> None:
         status = int(request.url.path.strip("/"))
         return httpx.Response(status, headers={"retry-after": "3"})
 
-    sender = webhooks.HttpxWebhookSender(transport=httpx.MockTransport(handler))
+    sender = webhooks.HttpxWebhookSender(transport=httpx.MockTransport(handler), resolver=PUBLIC)
 
     replies = {status: sender.send(f"https://hooks.example/{status}", b"{}", {}) for status in (429, 503, 500, 200)}
     retry_after = {status: reply.retry_after for status, reply in replies.items()}
