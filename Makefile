@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 
-.PHONY: up test install system-deps lint bench bench-quick screenshots clean
+.PHONY: up test install system-deps bench-deps lint bench bench-quick screenshots clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -45,10 +45,13 @@ test: install system-deps lint
 screenshots: install system-deps
 	PYTHONPATH=. $(BIN)/python scripts/dashboard_screenshots.py docs/dashboard
 
-bench-quick: install
+bench-deps:
+	@bash scripts/bench-deps.sh
+
+bench-quick: install bench-deps
 	$(BIN)/python -m benchmarks --quick
 
-bench: install
+bench: install bench-deps
 	$(BIN)/python -m benchmarks
 
 lint: install

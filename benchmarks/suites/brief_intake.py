@@ -28,7 +28,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from benchmarks import prefect_side, profiling
+from benchmarks import prefect_side, profiling, wrk
 from benchmarks.pressroom_api import ApiError, Tenant
 from benchmarks.procstat import CpuWindow
 from benchmarks.runner import Bench
@@ -40,6 +40,8 @@ CLIENTS = 50
 # The open-loop phase: briefs arrive at this rate (Poisson), each on its own connection slot, whatever the
 # answers take; its latencies are the ones the p99 targets read (at the rate the issue asks for).
 OFFERED_RATE = 300.0
+# wrk's phases: (name, run id, connections); a phase with an earlier phase's run id posts its briefs again.
+WRK_PHASES = (("c4", "w4", 4), ("c8", "w8", 8), ("c8_duplicates", "w8", 8), ("c16", "w16", 16), ("c50", "w50", 50))
 
 
 async def _open_loop(count: int, rate: float, one: Callable[[int], Awaitable[float]]) -> tuple[list[float], float]:
@@ -88,6 +90,30 @@ def _brief(run: str, i: int) -> dict[str, Any]:
         "title": f"Benchmark brief {run} {i}",
         "notes": "What changed.\nWhy it matters.",
     }
+
+
+async def _wrk_phases(bench: Bench, tenants: list[Tenant], slugs: list[str], *, seconds: float) -> dict[str, Any]:
+    """The same intake under ``wrk`` (C) at 4, 8, 16 and 50 connections, and at 8 the same briefs again
+    (duplicates); the targets read 8 (the rate and the p99 of one run together). Each phase's briefs reach
+    Prefect before the next starts, so a phase does not measure the last one's relay."""
+    if not wrk.available():
+        bench.log("  wrk not installed (apt-get install wrk): its phases are skipped")
+        return {"skipped": "wrk is not installed"}
+    roots = {"control-plane": bench.stack.children["control-plane"].pid}
+    phases: dict[str, Any] = {}
+    for name, run_id, connections in WRK_PHASES:
+        window = CpuWindow(roots).start()
+        phase = await wrk.post_briefs(bench.stack.api_url, tenants, run_id, connections=connections, seconds=seconds)
+        answered = phase["accepted"] + phase["duplicates"]
+        phase["control_plane_cpu_ms_per_request"] = round(1000 * window.stop()["control-plane"] / max(1, answered), 2)
+        phases[name] = phase
+        bench.log(
+            f"  wrk {name}: {phase['accepted_per_s']:.0f} accepted/s, {phase['duplicates_per_s']:.0f} duplicates/s, "
+            f"p50 {phase['latency_ms']['p50']:.1f} ms, p99 {phase['latency_ms']['p99']:.1f} ms, "
+            f"{phase['other']} other answers, errors {phase['errors']}"
+        )
+        await bench.outbox.wait_sent(slugs, timeout=900)
+    return {"tool": "wrk", "seconds_per_phase": seconds, "phases": phases}
 
 
 async def run(bench: Bench) -> dict[str, Any]:
@@ -191,6 +217,8 @@ async def run(bench: Bench) -> dict[str, Any]:
             f"{rates['accept_at_offered_rate'][-1]:.0f}/s, p99 {at_rate['p99']:.0f} ms"
         )
 
+    load_tool = await _wrk_phases(bench, tenants, slugs, seconds=3.0 if quick else 5.0)
+
     profile: dict[str, Any] | None = None
     if bench.profile_server:
         bench.log("  profile round (not counted): py-spy on the control plane")
@@ -250,6 +278,8 @@ async def run(bench: Bench) -> dict[str, Any]:
         "rate_per_s": rate,
         # Control-plane CPU (all its threads: requests and the relay's hand-off) per brief, ms, each round.
         "control_plane_cpu_ms_per_brief": cpu_ms,
+        # The same intake from wrk (C), so the load generator does not take the cores it measures.
+        "wrk": load_tool,
         "profile": profile,
         "ratios": {
             "accept_p50_over_bare_create_p50": ratio(accept["p50"], bare["p50"]),
@@ -275,5 +305,30 @@ async def run(bench: Bench) -> dict[str, Any]:
                 "×",
             ),
             target("duplicate p99 ≤ 50 ms at 300/s offered", paced_dup["p99"], "<=", 50, "ms"),
+            target(
+                "briefs accepted ≥ 300/s (wrk, 8 connections)",
+                _wrk(load_tool, "c8", "accepted_per_s"),
+                ">=",
+                300,
+                "/s",
+            ),
+            target(
+                "accept p99 ≤ 50 ms (wrk, 8 connections, the same run)", _wrk(load_tool, "c8", "p99"), "<=", 50, "ms"
+            ),
+            target(
+                "duplicates at the accept rate (wrk, 8 connections, ≥ 0.9×)",
+                ratio(_wrk(load_tool, "c8_duplicates", "duplicates_per_s"), _wrk(load_tool, "c8", "accepted_per_s")),
+                ">=",
+                0.9,
+                "×",
+            ),
         ],
     }
+
+
+def _wrk(load: dict[str, Any], phase: str, figure: str) -> float | None:
+    """A figure of a wrk phase (``p50``/``p99`` from its latencies), or None when wrk did not run."""
+    found = load.get("phases", {}).get(phase)
+    if found is None:
+        return None
+    return found["latency_ms"][figure] if figure in found["latency_ms"] else found[figure]
