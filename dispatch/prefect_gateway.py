@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager, suppress
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, cast
 from uuid import UUID, uuid4
@@ -25,6 +26,7 @@ from prefect.client.schemas.filters import (
     FlowRunFilterState,
     FlowRunFilterStateName,
     FlowRunFilterStateType,
+    FlowRunFilterWorkQueueName,
     TaskRunFilter,
     TaskRunFilterFlowRunId,
     WorkPoolFilter,
@@ -93,6 +95,14 @@ async def _upsert_deployment(client: PrefectClient, full_name: str, **deployment
     except ObjectAlreadyExists:
         existing = await client.read_deployment_by_name(full_name)
         return existing.id
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """What a waiting-queues read found: queue names, those of the longest-waiting runs first."""
+
+    queues: list[str]
+    full: bool  # its last page came back full: more due runs may wait beyond those it read
 
 
 def run_info(run: FlowRun) -> RunInfo:
@@ -437,32 +447,41 @@ class PrefectGateway:
 
     # --- what only the runtime worker asks -------------------------------------------------------------
 
-    async def waiting_queues(self, *, pages: int = _WAITING_PAGES) -> list[str]:
-        """The queues of the pool that have a Scheduled run due now, those of the longest-waiting runs first.
+    async def waiting_queues(self, among: Sequence[str] | None = None, *, pages: int = _WAITING_PAGES) -> Waiting:
+        """The queues of the pool (of ``among``) that have a Scheduled run due now, the longest-waiting first.
 
         One indexed query on ``flow_run`` a page (state type and next scheduled start), so an idle
         poll costs the same whether the pool has 10 queues or 10,000: ``get_scheduled_flow_runs``
         looks up every queue it is given, one query each, and without names reads and marks every
         queue of the pool (see ``due_runs``). At most ``pages`` pages of ``_PAGE`` runs are read.
+        With ``among``, each further page asks only for the names not found yet, so one queue's
+        backlog cannot fill every page: each page finds a queue more, or ends the read.
         """
         names: dict[str, None] = {}
+        full = False
         now = utcnow()
         async with self._call() as client:
             for page_number in range(pages):
+                # With ``among``, the names not found yet: the runs read so far are left out, so no offset.
+                unfound = None if among is None else [name for name in among if name not in names]
+                if unfound == []:
+                    return Waiting(queues=list(names), full=False)
                 page = await client.read_flow_runs(
                     flow_run_filter=FlowRunFilter(
                         state=FlowRunFilterState(type=FlowRunFilterStateType(any_=[StateType.SCHEDULED])),
                         next_scheduled_start_time=FlowRunFilterNextScheduledStartTime(before_=now),
+                        work_queue_name=None if unfound is None else FlowRunFilterWorkQueueName(any_=unfound),
                     ),
                     work_pool_filter=WorkPoolFilter(name=WorkPoolFilterName(any_=[self.settings.work_pool])),
                     sort=FlowRunSort.NEXT_SCHEDULED_START_TIME_ASC,
                     limit=_PAGE,
-                    offset=page_number * _PAGE,
+                    offset=page_number * _PAGE if among is None else 0,
                 )
                 names.update((run.work_queue_name, None) for run in page if run.work_queue_name)
-                if len(page) < _PAGE:
+                full = len(page) == _PAGE
+                if not full:
                     break
-        return list(names)
+        return Waiting(queues=list(names), full=full)
 
     async def due_runs(self, queue_names: Sequence[str] | None) -> list[FlowRun]:
         """Scheduled runs of the pool (of those queues) that are due now, in queue-priority order."""
@@ -523,4 +542,4 @@ class PrefectGateway:
         return deleted
 
 
-__all__ = ["DEPLOYMENT_NAME", "PrefectGateway", "run_info"]
+__all__ = ["DEPLOYMENT_NAME", "PrefectGateway", "Waiting", "run_info"]

@@ -9,6 +9,7 @@ flow with the engine in-process (``run_flow_async``), many at a time.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
 import os
 import time
@@ -51,6 +52,10 @@ from tenant_runtime.workspace import WorkspaceFactory, list_tenants
 log = structlog.get_logger("pressroom.worker")
 T = TypeVar("T")
 _QUEUE_BATCH = 100  # the most queues one pool query names (Prefect looks each one up)
+# The most of its own queues a shard's worker asks about in one poll when the pool's oldest due runs may all be
+# other shards': with 5,000 queues a starved run is seen within 11 such polls (10 chunks, and the rest of the one
+# the rotation was in).
+_OWN_CHUNK = 500
 
 
 class RuntimeWorker:
@@ -87,6 +92,7 @@ class RuntimeWorker:
         self._sweeping: asyncio.Task[int] | None = None  # the sweep running beside the poll, if any
         self._last_control_check = 0.0
         self._quiet: dict[str, tuple[int, int]] = {}
+        self._chunk_after = ""  # the last queue name of the last chunk of its own queues asked about
 
     def serves(self, tenant: str) -> bool:
         return self.tenants is None or tenant in self.tenants
@@ -183,13 +189,14 @@ class RuntimeWorker:
         """Claim due runs up to the free concurrency; returns how many started.
 
         Asks Prefect's pool query only for the queues that have runs waiting (the pool's oldest due
-        runs, and the tenants the doorbell was rung for), never for every queue it serves: the
-        pool query looks up each queue it is given, so its cost would grow with idle tenants.
+        runs, the tenants the doorbell was rung for, and for a shard a chunk of its own queues when
+        those oldest runs may all be others'), never for every queue it serves: the pool query looks
+        up each queue it is given, so its cost would grow with idle tenants.
         """
         free = self.settings.concurrency - len(self._running)
         if free <= 0:
             return 0
-        queue_names = self._waiting_queue_names(await self.gateway.waiting_queues())
+        queue_names = await self._queues_to_poll()
         if not queue_names:
             return 0  # nothing waits: no pool query at all
         started = 0
@@ -213,6 +220,34 @@ class RuntimeWorker:
             task.add_done_callback(partial(self._forget, flow_run.id))
             started += 1
         return started
+
+    async def _queues_to_poll(self) -> list[str]:
+        """The queues this poll names in the pool query, at most ``_QUEUE_BATCH``; none when nothing waits."""
+        waiting = await self.gateway.waiting_queues()
+        names = self._waiting_queue_names(waiting.queues)
+        if self.tenants is None or not waiting.full or len(names) >= _QUEUE_BATCH:
+            return names
+        # The pool is shared by every shard: when another is down or a fan-out made thousands of runs due at
+        # once, its oldest due runs can all be other shards', and this shard's would wait until they drain.
+        chunk = [queue for queue in self._next_own_chunk() if queue not in names]
+        if not chunk:
+            return names
+        own = await self.gateway.waiting_queues(among=chunk)
+        return list(dict.fromkeys([*names, *own.queues]))[:_QUEUE_BATCH]
+
+    def _next_own_chunk(self) -> list[str]:
+        """The next ``_OWN_CHUNK`` of the queues served now, in name order after the last chunk, wrapping round.
+
+        Kept by name, not by position, so a tenant added or removed meanwhile shifts no queue out of turn:
+        every served queue is in a chunk within ceil(queues / ``_OWN_CHUNK``) + 1 calls.
+        """
+        served = sorted(self._queues_now())
+        start = bisect.bisect_right(served, self._chunk_after)
+        if start >= len(served):
+            start = 0
+        chunk = served[start : start + _OWN_CHUNK]
+        self._chunk_after = chunk[-1] if chunk else ""
+        return chunk
 
     def _waiting_queue_names(self, waiting: list[str]) -> list[str]:
         """Of ``waiting`` and the rung tenants' queues, those this worker polls now; at most ``_QUEUE_BATCH``."""

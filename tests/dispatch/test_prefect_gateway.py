@@ -133,3 +133,50 @@ def test_late_runs_of_the_whole_pool_are_read_by_tenant_in_one_call(prefect_serv
                 await gateway.set_state(run.id, RunState.CANCELLED, message="test", force=True)
 
     asyncio.run(check())
+
+
+def test_waiting_queues_among_names_reads_only_those_queues_past_a_backlog(
+    prefect_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from datetime import timedelta
+
+    # A pool of its own (nothing of other tests in it) and pages of 2 runs: a backlog of 4 fills two of them.
+    settings = _settings(prefect_server.api_url).model_copy(update={"work_pool": f"waiting-{secrets.token_hex(3)}"})
+    monkeypatch.setattr("dispatch.prefect_gateway._PAGE", 2)
+    slug = secrets.token_hex(3)
+    backlog, one, later = f"backlog-{slug}", f"one-{slug}", f"later-{slug}"
+    now = utcnow()
+    due = [(backlog, now - timedelta(minutes=10))] * 4 + [
+        (one, now - timedelta(minutes=5)),
+        (later, now + timedelta(hours=1)),
+    ]
+    requests = [
+        RunRequest(
+            tenant=tenant,
+            workflow=Workflow.PUBLISH_DOCUMENT,
+            parameters=PublishDocumentParameters(
+                tenant=tenant, operation_id=f"op_{secrets.token_hex(4)}", document_id="doc_1", version=1
+            ),
+            idempotency_key=f"waiting:{secrets.token_hex(6)}",
+            tags=(f"tenant:{tenant}",),
+            scheduled_time=when,
+        )
+        for tenant, when in due
+    ]
+
+    async def check() -> None:
+        async with PrefectGateway(settings) as gateway:
+            created = [await gateway.create_run(request) for request in requests]
+            queue = settings.queue_for
+            pool_wide = await gateway.waiting_queues(pages=1)
+            assert pool_wide.queues == [queue(backlog)] and pool_wide.full  # the backlog's two oldest fill it
+            # Past the backlog: the second page asks only for the names not found yet (read by offset, it would
+            # be the backlog's again and ``one`` never seen).
+            among = await gateway.waiting_queues(among=[queue(backlog), queue(one), queue(later)], pages=2)
+            assert among.queues == [queue(backlog), queue(one)] and not among.full
+            assert (await gateway.waiting_queues(among=[queue(one), queue(later)])).queues == [queue(one)]
+            assert (await gateway.waiting_queues(among=[queue(later)])).queues == []  # not due yet
+            for run in created:
+                await gateway.set_state(run.id, RunState.CANCELLED, message="test", force=True)
+
+    asyncio.run(check())

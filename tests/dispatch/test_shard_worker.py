@@ -1,5 +1,6 @@
-"""A shard's worker: it polls only its tenants' queues, leaves a draining tenant's runs alone, and
-refuses at claim a run of a tenant it does not hold (nothing written)."""
+"""A shard's worker: it polls only its tenants' queues, leaves a draining tenant's runs alone, finds
+its tenants' runs behind a backlog of other shards' (asking about a rotating chunk of its own queues),
+and refuses at claim a run of a tenant it does not hold (nothing written)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from uuid import uuid4
 import pytest
 from prefect.client.schemas.objects import FlowRun
 
+from dispatch.prefect_gateway import Waiting
 from dispatch.runtime.shard import ShardTenants
 from dispatch.settings import DispatchSettings
 from dispatch.worker import RuntimeWorker
@@ -19,17 +21,27 @@ from tenant_runtime.workflows import PublishDocumentParameters, Workflow, run_pa
 from tenant_runtime.workspace import WorkspaceFactory
 from tests.fixtures.logs import JsonLogs
 
+OLDEST = 1_000  # the most due runs the gateway's pool-wide waiting-queues read reads (5 pages of 200)
+
 
 class PoolTwin:
-    """The two calls a poll makes, recorded: which queues were asked for, which runs were taken."""
+    """The calls a poll makes, recorded: which queues were asked about and asked for, which runs were taken.
+
+    ``runs`` are the pool's due runs, the longest-waiting first.
+    """
 
     def __init__(self, runs: list[FlowRun]) -> None:
         self.runs = runs
+        self.waited: list[list[str] | None] = []  # each waiting-queues read: None for the pool-wide one
         self.asked: list[list[str] | None] = []
         self.taken: list[str] = []
 
-    async def waiting_queues(self) -> list[str]:
-        return list(dict.fromkeys(r.work_queue_name for r in self.runs if r.work_queue_name))
+    async def waiting_queues(self, among: Sequence[str] | None = None) -> Waiting:
+        self.waited.append(None if among is None else list(among))
+        if among is None:
+            read = self.runs[:OLDEST]
+            return Waiting(queues=_queues(read), full=len(read) == OLDEST)
+        return Waiting(queues=_queues([r for r in self.runs if r.work_queue_name in among]), full=False)
 
     async def due_runs(self, queue_names: Sequence[str] | None) -> list[FlowRun]:
         self.asked.append(list(queue_names) if queue_names is not None else None)
@@ -42,6 +54,30 @@ class PoolTwin:
 
 def _run(queue: str) -> FlowRun:
     return FlowRun(id=uuid4(), name="r", flow_id=uuid4(), work_queue_name=queue, parameters={})
+
+
+def _queues(runs: list[FlowRun]) -> list[str]:
+    return list(dict.fromkeys(r.work_queue_name for r in runs if r.work_queue_name))
+
+
+def _others(count: int) -> list[FlowRun]:
+    """``count`` due runs of another shard's 50 tenants."""
+    return [_run(f"tenant-other-{i % 50}") for i in range(count)]
+
+
+def _shard_worker(factory: WorkspaceFactory, pool: PoolTwin, tenants: list[str]) -> RuntimeWorker:
+    worker = RuntimeWorker(DispatchSettings(), factory, pool, tenants=ShardTenants(tenants))  # type: ignore[arg-type]
+    worker._execute = lambda flow_run: asyncio.sleep(0)  # type: ignore[method-assign]  # only the poll is tested
+    return worker
+
+
+def _poll(worker: RuntimeWorker) -> int:
+    async def poll() -> int:
+        started = await worker.poll_once()
+        await asyncio.sleep(0)
+        return started
+
+    return asyncio.run(poll())
 
 
 def test_the_worker_polls_only_its_tenants_and_not_a_draining_one(workspace_factory: WorkspaceFactory) -> None:
@@ -64,6 +100,51 @@ def test_the_worker_polls_only_its_tenants_and_not_a_draining_one(workspace_fact
     tenants.remove("acme")
     tenants.remove("globex")
     assert asyncio.run(poll()) == 0 and len(pool.asked) == 1  # no tenant: no poll at all, not "every queue"
+
+
+def test_a_shard_whose_due_run_is_behind_the_pools_oldest_1000_of_other_shards_starts_it(
+    workspace_factory: WorkspaceFactory,
+) -> None:
+    # Another shard is down: the pool's oldest 1,000 due runs are all its; this shard's one run is newer.
+    mine = _run("tenant-charlie")
+    pool = PoolTwin([*_others(OLDEST), mine])
+    worker = _shard_worker(workspace_factory, pool, ["alpha", "bravo", "charlie", "delta", "echo"])
+    assert _poll(worker) == 1
+    assert pool.taken == [str(mine.id)]
+    own = ["tenant-alpha", "tenant-bravo", "tenant-charlie", "tenant-delta", "tenant-echo"]
+    assert pool.waited == [None, own]  # the pool-wide read came back full: then its own queues, one chunk
+    assert pool.asked == [["tenant-charlie"]]
+
+
+def test_an_idle_shard_makes_one_cheap_read_a_poll_and_nothing_else(workspace_factory: WorkspaceFactory) -> None:
+    pool = PoolTwin(_others(150))  # less than the read takes, none of this shard's: nothing of its waits
+    worker = _shard_worker(workspace_factory, pool, [f"t{i:04}" for i in range(2_000)])
+    assert [_poll(worker) for _ in range(3)] == [0, 0, 0]
+    assert pool.waited == [None, None, None] and pool.asked == []
+
+
+def test_a_full_read_naming_a_batch_of_its_own_queues_asks_nothing_more(workspace_factory: WorkspaceFactory) -> None:
+    tenants = [f"t{i:04}" for i in range(2_000)]
+    pool = PoolTwin([_run(f"tenant-{tenants[i % 150]}") for i in range(OLDEST)])
+    worker = _shard_worker(workspace_factory, pool, tenants)
+    assert _poll(worker) > 0
+    assert pool.waited == [None] and len(pool.asked[0] or []) == 100  # a whole batch of its own already
+
+
+def test_the_chunk_of_own_queues_asked_about_rotates_over_every_served_queue(
+    workspace_factory: WorkspaceFactory,
+) -> None:
+    tenants = [f"t{i:04}" for i in range(1_200)]  # three chunks of at most 500
+    mine = _run("tenant-t1150")  # in the last chunk
+    pool = PoolTwin([*_others(OLDEST), mine])
+    worker = _shard_worker(workspace_factory, pool, tenants)
+    assert [_poll(worker) for _ in range(3)] == [0, 0, 1]  # found within ceil(1,200 / 500) polls
+    assert pool.taken == [str(mine.id)]
+    assert _poll(worker) == 0  # the fourth asks about the first chunk again, which has nothing due
+    chunks = [among for among in pool.waited if among is not None]
+    assert [len(chunk) for chunk in chunks] == [500, 500, 200, 500]
+    assert sorted(q for chunk in chunks[:3] for q in chunk) == [f"tenant-{t}" for t in tenants]
+    assert chunks[3] == chunks[0]  # wrapped round to the first
 
 
 def test_a_run_of_a_tenant_the_shard_does_not_hold_is_refused_at_claim(workspace_factory: WorkspaceFactory) -> None:
