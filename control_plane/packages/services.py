@@ -18,7 +18,7 @@ from control_plane.tenants.actions import record
 from dispatch.runtime import CommandResult, RuntimeClient
 from dispatch.runtime import messages as m
 from dispatch.runtime.packages import PackageKeyOut, PackageOut
-from tenant_runtime.errors import BadRequest, Forbidden, NotFound
+from tenant_runtime.errors import BadRequest, Forbidden
 from tenant_runtime.ids import utcnow
 from tenant_runtime.packages import PlatformKeyring, TrustedKey
 from tenant_runtime.packages.fetch import fetch_archive
@@ -149,10 +149,7 @@ class PlatformKeyService:
     def key(self, principal: Principal, key_id: str) -> PackageKeyOut:
         """One platform key, or ``package_key_not_found``."""
         _operator(principal)
-        found = self.keyring.keys().get(key_id)
-        if found is None:
-            raise NotFound("No such platform key.", details={"key_id": key_id}, code="package_key_not_found")
-        return msgspec.convert(found.as_json(utcnow()), PackageKeyOut)
+        return msgspec.convert(self.keyring.key(key_id).as_json(utcnow()), PackageKeyOut)
 
     def _write(self, principal: Principal, action: str, change: Callable[[], TrustedKey]) -> PackageKeyOut:
         """Change the keyring inside the audit row's transaction: a change that fails records nothing."""

@@ -116,6 +116,10 @@ class PlatformKeyring:
             keys[entry.key_id] = entry
         return entry
 
+    def key(self, kid: str) -> TrustedKey:
+        """The key ``kid``, or ``package_key_not_found``."""
+        return _known(self.keys(), kid)
+
     def revoke(self, kid: str, *, at: datetime | None = None) -> TrustedKey:
         """Stop trusting ``kid``; revoking it again keeps the first revocation's time."""
         with self._locked() as keys:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -97,6 +98,20 @@ def test_an_unreachable_server_is_prefect_unavailable() -> None:
     asyncio.run(check())
 
 
+def _publish_run(tenant: str, when: datetime, key: str) -> RunRequest:
+    """A publish run of ``tenant`` scheduled at ``when``, under a fresh ``{key}:`` idempotency key."""
+    return RunRequest(
+        tenant=tenant,
+        workflow=Workflow.PUBLISH_DOCUMENT,
+        parameters=PublishDocumentParameters(
+            tenant=tenant, operation_id=f"op_{secrets.token_hex(4)}", document_id="doc_1", version=1
+        ),
+        idempotency_key=f"{key}:{secrets.token_hex(6)}",
+        tags=(f"tenant:{tenant}",),
+        scheduled_time=when,
+    )
+
+
 def test_late_runs_of_the_whole_pool_are_read_by_tenant_in_one_call(prefect_server: Any) -> None:
     from datetime import timedelta
 
@@ -104,19 +119,7 @@ def test_late_runs_of_the_whole_pool_are_read_by_tenant_in_one_call(prefect_serv
 
     tenant = f"late-{secrets.token_hex(3)}"
     past = utcnow() - timedelta(minutes=10)
-    requests = [
-        RunRequest(
-            tenant=tenant,
-            workflow=Workflow.PUBLISH_DOCUMENT,
-            parameters=PublishDocumentParameters(
-                tenant=tenant, operation_id=f"op_{secrets.token_hex(4)}", document_id="doc_1", version=1
-            ),
-            idempotency_key=f"late:{secrets.token_hex(6)}",
-            tags=(f"tenant:{tenant}",),
-            scheduled_time=past,
-        )
-        for _ in range(2)
-    ]
+    requests = [_publish_run(tenant, past, "late") for _ in range(2)]
 
     async def check() -> None:
         async with PrefectGateway(_settings(prefect_server.api_url)) as gateway:
@@ -150,19 +153,7 @@ def test_waiting_queues_among_names_reads_only_those_queues_past_a_backlog(
         (one, now - timedelta(minutes=5)),
         (later, now + timedelta(hours=1)),
     ]
-    requests = [
-        RunRequest(
-            tenant=tenant,
-            workflow=Workflow.PUBLISH_DOCUMENT,
-            parameters=PublishDocumentParameters(
-                tenant=tenant, operation_id=f"op_{secrets.token_hex(4)}", document_id="doc_1", version=1
-            ),
-            idempotency_key=f"waiting:{secrets.token_hex(6)}",
-            tags=(f"tenant:{tenant}",),
-            scheduled_time=when,
-        )
-        for tenant, when in due
-    ]
+    requests = [_publish_run(tenant, when, "waiting") for tenant, when in due]
 
     async def check() -> None:
         async with PrefectGateway(settings) as gateway:
