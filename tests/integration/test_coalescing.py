@@ -80,9 +80,14 @@ def test_a_failed_batch_is_retried_as_one_run_and_redoes_no_finished_step(pressr
     final = [pressroom.wait_operation(acme, p["operation_id"]) for p in published]
 
     assert {op["status"] for op in final} == {"succeeded"}
-    members = final[lone:]
-    assert len({op["flow_run_id"] for op in members}) == 1
+    # The failing page's batch (which publishes the relay grouped with it depends on when its passes ran: on a
+    # loaded machine the first ones can go as a batch of their own, not one run each).
+    members = [op for op in final if op["batch_id"] is not None and op["batch_id"] == final[4]["batch_id"]]
+    assert len(members) >= len(published) - lone, [op["batch_id"] for op in final]
+    assert len({op["flow_run_id"] for op in members}) == 1  # retried as the same run, never split
     assert all([a["number"] for a in op["attempts"]] == [1, 2] for op in members), [op["attempts"] for op in members]
+    others = [op for op in final if op not in members]
+    assert all([a["number"] for a in op["attempts"]] == [1] for op in others), [op["attempts"] for op in others]
     # verify finished in the first attempt: the second took it from the cache (one execution per operation).
     assert PROBES.count(acme.slug, "verify") == len(published)
     for p in published:  # and the pages rendered before the failure were not written again
