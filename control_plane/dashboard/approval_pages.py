@@ -14,6 +14,7 @@ from control_plane.container import Services
 from control_plane.dashboard.commands import command_redirect
 from control_plane.dashboard.context import site_for
 from control_plane.dashboard.forms import FormData, checked, form_key, new_form_key, text
+from control_plane.dashboard.paging import window
 from control_plane.dashboard.views import flash_error, page, see_other, url
 from tenant_runtime.errors import BadRequest
 
@@ -44,15 +45,16 @@ class ApprovalPages(Controller):
     ) -> Response[str]:
         """The runs waiting on an editor, the longest waiting first."""
         rows = services.lanes.approvals(signed_in, tenant, limit=PAGE + 1, offset=(page_number - 1) * PAGE)
+        shown, previous, following = window(rows, page_number, PAGE)
         return page(
             request,
             "approvals.html",
             principal=signed_in,
             site=site_for(services, signed_in, tenant),
             settings=services.site.settings(signed_in, tenant),
-            rows=rows[:PAGE],
-            previous=f"?page={page_number - 1}" if page_number > 1 else None,
-            next=f"?page={page_number + 1}" if len(rows) > PAGE else None,
+            rows=shown,
+            previous=previous,
+            next=following,
             new_form_key=new_form_key,
             max_reason=MAX_REASON,
         )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import secrets
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 import msgspec
@@ -48,6 +49,14 @@ def number(data: dict[str, Any], name: str) -> int | None:
     """A positive integer field, or None when it is missing or malformed."""
     raw = text(data, name).strip()
     return int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 10 else None
+
+
+def utc_instant(raw: str, field: str = "at") -> datetime:
+    """A ``datetime-local`` field the form labels UTC, as an aware instant (else ``invalid_request``)."""
+    try:
+        return datetime.fromisoformat(raw.strip()).replace(tzinfo=UTC)
+    except ValueError:
+        raise BadRequest("Give the date and time as YYYY-MM-DD HH:MM (UTC).", details={"field": field}) from None
 
 
 def new_form_key() -> str:

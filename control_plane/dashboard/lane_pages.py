@@ -9,7 +9,6 @@ from collections import defaultdict
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any
-from urllib.parse import urlencode
 
 import msgspec
 from litestar import Controller, Request, Response, get, post
@@ -20,6 +19,7 @@ from control_plane.container import Services
 from control_plane.dashboard.commands import command_redirect
 from control_plane.dashboard.context import site_for
 from control_plane.dashboard.forms import FormData, checked, number, text
+from control_plane.dashboard.paging import window
 from control_plane.dashboard.views import error_message, flash_error, notice, page, see_other, url
 from control_plane.lanes.schemas import PackUpdate
 from dispatch.runtime.lanes import CostOut, PackOut
@@ -99,19 +99,19 @@ class BriefPages(Controller):
         rows = services.lanes.briefs(
             signed_in, tenant, lane=lane or None, q=q, limit=PAGE + 1, offset=(page_number - 1) * PAGE
         )
-        keep = "".join(f"{urlencode({k: v})}&" for k, v in (("q", q), ("lane", lane)) if v)
+        shown, previous, following = window(rows, page_number, PAGE, {"q": q, "lane": lane})
         return page(
             request,
             "briefs.html",
             principal=signed_in,
             site=site_for(services, signed_in, tenant),
             settings=services.site.settings(signed_in, tenant),
-            rows=rows[:PAGE],
+            rows=shown,
             lanes=services.lanes.lanes(signed_in, tenant),
             q=q,
             lane_filter=lane,
-            previous=f"?{keep}page={page_number - 1}" if page_number > 1 else None,
-            next=f"?{keep}page={page_number + 1}" if len(rows) > PAGE else None,
+            previous=previous,
+            next=following,
         )
 
 

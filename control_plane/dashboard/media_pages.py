@@ -6,7 +6,6 @@ the reference scan the sweep trusts). The editor's media picker is the same sear
 from __future__ import annotations
 
 from typing import Annotated, Any
-from urllib.parse import urlencode
 
 from litestar import Controller, Request, Response, get, post
 from litestar.enums import RequestEncodingType
@@ -17,27 +16,15 @@ from control_plane.container import Services
 from control_plane.dashboard.commands import command_redirect
 from control_plane.dashboard.context import site_for
 from control_plane.dashboard.forms import FormData, checked, new_form_key
+from control_plane.dashboard.paging import window
 from control_plane.dashboard.views import error_message, flash_error, fragment, is_htmx, notice, page, see_other, url
 from control_plane.http.guards import MULTIPART
-from control_plane.media.schemas import MediaOut, MediaUpload
+from control_plane.media.schemas import MediaUpload
 from tenant_runtime.errors import BadRequest, PressroomError
 from tenant_runtime.media.references import embed_markdown
 
 PAGE = 48
 PICKER_PAGE = 12  # the picker is a panel beside the editor: a row or two of thumbnails
-
-
-def _window(
-    path: str, keep: dict[str, str], number: int, size: int, rows: list[MediaOut]
-) -> tuple[list[MediaOut], str | None, str | None]:
-    """Page ``number`` of a list fetched one row past the page (that row says another page follows), and the
-    links to the pages before and after it, keeping the filters in ``keep`` (URL-encoded)."""
-
-    def link(to: int) -> str:
-        params = {k: v for k, v in keep.items() if v} | ({"page": str(to)} if to > 1 else {})
-        return f"{path}?{urlencode(params)}"
-
-    return rows[:size], link(number - 1) if number > 1 else None, link(number + 1) if len(rows) > size else None
 
 
 class MediaPages(Controller):
@@ -122,7 +109,7 @@ class MediaPages(Controller):
             signed_in, tenant, q=q or None, limit=PICKER_PAGE + 1, offset=(page_number - 1) * PICKER_PAGE
         )
         path = url("sites", tenant, "media", "picker")
-        rows, previous, following = _window(path, {"q": q}, page_number, PICKER_PAGE, found)
+        rows, previous, following = window(found, page_number, PICKER_PAGE, {"q": q}, path=path)
         site = site_for(services, signed_in, tenant)
         shown: dict[str, Any] = {
             "site": site,
@@ -198,7 +185,7 @@ class MediaPages(Controller):
             principal, tenant, q=q or None, state=chosen, limit=PAGE + 1, offset=(number - 1) * PAGE
         )
         keep = {"q": q, "state": "deleted" if chosen == "deleted" else ""}
-        rows, previous, following = _window(url("sites", tenant, "media"), keep, number, PAGE, found)
+        rows, previous, following = window(found, number, PAGE, keep, path=url("sites", tenant, "media"))
         return page(
             request,
             "media.html",

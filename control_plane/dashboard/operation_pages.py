@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 from typing import Annotated, Any
-from urllib.parse import urlencode
 
 from litestar import Controller, Request, Response, get, post
 from litestar.params import Parameter
@@ -18,6 +17,7 @@ from control_plane.dashboard.commands import command_redirect
 from control_plane.dashboard.context import site_for
 from control_plane.dashboard.forms import FormData, checked, form_key, new_form_key, text
 from control_plane.dashboard.local_time import bounds, parse_local, to_input
+from control_plane.dashboard.paging import window
 from control_plane.dashboard.views import error_message, notice, page, see_other, url
 from control_plane.operations.schemas import OperationStatus
 from control_plane.releases.schemas import Reschedule
@@ -105,22 +105,22 @@ class OperationPages(Controller):
         rows = services.operations.list(
             signed_in, tenant, status=status, q=q, limit=PAGE + 1, offset=(page_number - 1) * PAGE
         )
-        keep = "".join(f"{urlencode({k: v})}&" for k, v in (("q", q), ("status", status)) if v)
+        shown, previous, following = window(rows, page_number, PAGE, {"q": q, "status": status or ""})
         return page(
             request,
             "operations.html",
             principal=signed_in,
             site=site_for(services, signed_in, tenant),
             settings=services.site.settings(signed_in, tenant),
-            rows=rows[:PAGE],
+            rows=shown,
             status_filter=status,
             q=q,
             statuses=STATUSES,
             retryable=RETRYABLE,
             terminal=TERMINAL,
-            live=any(op.status not in TERMINAL and op.status != SCHEDULED for op in rows[:PAGE]),
-            previous=f"?{keep}page={page_number - 1}" if page_number > 1 else None,
-            next=f"?{keep}page={page_number + 1}" if len(rows) > PAGE else None,
+            live=any(op.status not in TERMINAL and op.status != SCHEDULED for op in shown),
+            previous=previous,
+            next=following,
             new_form_key=new_form_key,
         )
 

@@ -7,7 +7,7 @@ and a member's token is refused here exactly like there (403).
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from litestar import Controller, Request, Response, get, post
@@ -15,7 +15,7 @@ from litestar import Controller, Request, Response, get, post
 from control_plane.auth import Principal
 from control_plane.container import Services
 from control_plane.dashboard.commands import command_redirect
-from control_plane.dashboard.forms import FormData, checked, text
+from control_plane.dashboard.forms import FormData, checked, text, utc_instant
 from control_plane.dashboard.ops_pages import require_operator
 from control_plane.dashboard.views import error_message, flash_error, notice, page, see_other, url
 from dispatch.runtime.packages import PackageKeyOut
@@ -25,16 +25,13 @@ from tenant_runtime.ids import utcnow
 KEY_NAME_LIMIT = 100
 
 
-def _future(raw: str) -> datetime:
+def _future(raw: str, field: str = "at") -> datetime:
     """A ``datetime-local`` field (UTC, as the form says) as an aware instant later than now."""
-    try:
-        at = datetime.fromisoformat(raw.strip()).replace(tzinfo=UTC)
-    except ValueError:
-        raise BadRequest("Give the date and time as YYYY-MM-DD HH:MM (UTC).", details={"field": "at"}) from None
+    at = utc_instant(raw, field)
     if at <= utcnow():
         raise BadRequest(
             "Pick a time still to come; to stop trusting the key now, revoke it.",
-            details={"field": "at", "at": at.isoformat()},
+            details={"field": field, "at": at.isoformat()},
             code="expiry_in_past",
         )
     return at
@@ -61,7 +58,7 @@ class OperatorKeyPages(Controller):
         try:
             if len(typed["name"]) > KEY_NAME_LIMIT:
                 raise BadRequest(f"A key's name is at most {KEY_NAME_LIMIT} characters.", details={"field": "name"})
-            expires = _future(text(data, "expires_at")) if text(data, "expires_at").strip() else None
+            expires = _future(text(data, "expires_at"), "expires_at") if text(data, "expires_at").strip() else None
             added = services.platform_keys.add(operator, typed["public_key"], name=typed["name"], expires_at=expires)
         except PressroomError as exc:
             return _listing(request, services, operator, typed=typed, errors=[error_message(exc)], status=exc.status)

@@ -6,7 +6,6 @@ request: a bad signature or hash is refused with its code and nothing is stored)
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from litestar import Controller, Request, Response, get, post
@@ -18,7 +17,7 @@ from control_plane.auth import Principal
 from control_plane.container import Services
 from control_plane.dashboard.commands import command_redirect
 from control_plane.dashboard.context import site_for
-from control_plane.dashboard.forms import FormData, checked, form_key, new_form_key, text
+from control_plane.dashboard.forms import FormData, checked, form_key, new_form_key, text, utc_instant
 from control_plane.dashboard.views import flash_error, page, see_other, url
 from control_plane.http.guards import MULTIPART
 from control_plane.packages.schemas import PackageInstall
@@ -35,14 +34,6 @@ class PackageUpload:
     form_key: str = ""
     pin_theme: str = ""
     confirm: str = ""
-
-
-def _when(raw: str) -> datetime:
-    """A ``datetime-local`` field (UTC, as the form says) as an aware instant."""
-    try:
-        return datetime.fromisoformat(raw.strip()).replace(tzinfo=UTC)
-    except ValueError:
-        raise BadRequest("Give the date and time as YYYY-MM-DD HH:MM (UTC).", details={"field": "at"}) from None
 
 
 class PackagePages(Controller):
@@ -174,7 +165,7 @@ class PackagePages(Controller):
             return command_redirect(
                 request,
                 back,
-                lambda: services.packages.expire_key(signed_in, tenant, key_id, _when(text(data, "at"))),
+                lambda: services.packages.expire_key(signed_in, tenant, key_id, utc_instant(text(data, "at"))),
                 lambda _: f"{key_id} is trusted until {text(data, 'at').strip()} UTC.",
             )
         flash_error(request, BadRequest("Revoke or expire.", details={"change": change}))

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 from urllib.parse import urlencode
 
 PAGE_SIZE = 50
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -45,4 +48,18 @@ class Pages:
         return self.link(self.number + 1) if self.number < self.count else None
 
 
-__all__ = ["PAGE_SIZE", "Pages"]
+def window(
+    rows: Sequence[T], number: int, size: int, keep: dict[str, str] | None = None, *, path: str = ""
+) -> tuple[list[T], str | None, str | None]:
+    """Page ``number`` of a list fetched one row past the page (that row says another page follows), and the
+    links to the pages before and after it (``path`` + query, relative when ``path`` is empty), keeping the
+    filters in ``keep`` (URL-encoded; empty ones dropped)."""
+
+    def link(to: int) -> str:
+        params = {k: v for k, v in (keep or {}).items() if v} | ({"page": str(to)} if to > 1 else {})
+        return f"{path}?{urlencode(params)}"
+
+    return list(rows[:size]), link(number - 1) if number > 1 else None, link(number + 1) if len(rows) > size else None
+
+
+__all__ = ["PAGE_SIZE", "Pages", "window"]
