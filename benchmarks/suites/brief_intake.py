@@ -221,19 +221,26 @@ async def run(bench: Bench) -> dict[str, Any]:
 
     profile: dict[str, Any] | None = None
     if bench.profile_server:
-        bench.log("  profile round (not counted): py-spy on the control plane")
         path = bench.out / "profile-brief-intake.txt"
-        seconds = min(20.0, max(5.0, per_round / max(rates["accept"])))
-        spy = profiling.start(roots["control-plane"], seconds, path)
-        deadline = time.monotonic() + seconds
-        counter = itertools.count()
+        if wrk.available():
+            # Sampled under the load the targets read (wrk, 4 connections), not the Python clients' pace.
+            bench.log("  profile round (not counted): py-spy on the control plane under wrk, 4 connections")
+            seconds = 10.0
+            spy = profiling.start(roots["control-plane"], seconds, path)
+            await wrk.post_briefs(bench.stack.api_url, tenants, "prof", connections=4, seconds=seconds)
+        else:
+            bench.log("  profile round (not counted): py-spy on the control plane")
+            seconds = min(20.0, max(5.0, per_round / max(rates["accept"])))
+            spy = profiling.start(roots["control-plane"], seconds, path)
+            deadline = time.monotonic() + seconds
+            counter = itertools.count()
 
-        async def until_deadline() -> None:
-            while time.monotonic() < deadline:
-                i = next(counter)
-                await _post(bench, tenants[i % len(tenants)], _brief("prof", i), 202)
+            async def until_deadline() -> None:
+                while time.monotonic() < deadline:
+                    i = next(counter)
+                    await _post(bench, tenants[i % len(tenants)], _brief("prof", i), 202)
 
-        await asyncio.gather(*(until_deadline() for _ in range(CLIENTS)))
+            await asyncio.gather(*(until_deadline() for _ in range(CLIENTS)))
         error = profiling.finish(spy, timeout=seconds + 60)
         profile = {"error": error} if error else {**profiling.summarize_and_compress(path)}
         await bench.outbox.wait_sent(slugs, timeout=600)
