@@ -46,11 +46,14 @@ def serve(
     import uvicorn
 
     from control_plane.app import create_app
+    from tenant_runtime.heap import settle_heap
 
     settings = settings_from_env()
     logging_from(settings)
+    application = create_app(settings)
+    settle_heap()
     uvicorn.run(
-        create_app(settings),
+        application,
         host=host or settings.control_plane.host,
         port=port or settings.control_plane.port,
         log_level="warning",
@@ -66,11 +69,14 @@ def site(
     import uvicorn
 
     from control_plane.public.app import create_site_asgi
+    from tenant_runtime.heap import settle_heap
 
     settings = settings_from_env()
     logging_from(settings)
+    application = create_site_asgi(settings)
+    settle_heap()
     uvicorn.run(
-        create_site_asgi(settings),
+        application,
         host=host or settings.control_plane.site_host,
         port=port or settings.control_plane.site_port,
         log_level="warning",
@@ -103,6 +109,7 @@ def worker(
     from dispatch.prefect_gateway import PrefectGateway
     from dispatch.worker import RuntimeWorker
     from flows import runtime
+    from tenant_runtime.heap import settle_heap
     from tenant_runtime.workspace import WorkspaceFactory
 
     settings = settings_from_env()
@@ -112,6 +119,7 @@ def worker(
         start_http_server(metrics_port, addr="127.0.0.1")
     factory = WorkspaceFactory(settings.runtime)
     runtime.configure(factory)
+    settle_heap()
 
     async def main() -> None:
         stop = asyncio.Event()

@@ -24,6 +24,7 @@ from dispatch.settings import DispatchSettings, ShardRuntimeSettings
 from dispatch.worker import RuntimeWorker
 from flows import runtime as flow_runtime
 from tenant_runtime.config import SettingsError
+from tenant_runtime.heap import settle_heap
 from tenant_runtime.settings import RuntimeSettings
 from tenant_runtime.workspace import WorkspaceFactory
 
@@ -63,6 +64,7 @@ async def serve_shard(
         app, host=server.runtime_host, port=server.runtime_port, log_level="warning", access_log=False, lifespan="off"
     )
     api = uvicorn.Server(config)
+    settle_heap()
     async with PrefectGateway(dispatch) as gateway:
         worker = RuntimeWorker(dispatch, host.factory, gateway, tenants=host.tenants, platform=server.runtime_platform)
         host.busy = worker.busy
