@@ -3,12 +3,10 @@
 A server process holds a quarter of a million objects once its imports are
 done (Prefect, SQLAlchemy, Litestar and their registries), none of which will
 ever be garbage. CPython's full (generation 2) collection walks every one of
-them, holding the GIL: about 145 ms on these machines, every few seconds under
-load, which is a stall of every request in flight and the whole of a p99
-(docs/performance.md, brief intake). ``gc.freeze()`` moves what is alive at
-start-up into the permanent generation, which collections skip; objects made
-afterwards are collected as before. It is the fix CPython's documentation gives
-for exactly this (and what large Python services such as Instagram's do).
+them, holding the GIL: 145–176 ms on these machines, a stall of every request
+in flight (docs/performance.md, brief intake). ``gc.freeze()`` moves what is
+alive at start-up into the permanent generation, which collections skip;
+objects made afterwards are collected as before.
 """
 
 from __future__ import annotations
