@@ -13,7 +13,8 @@ from tenant_runtime.storage.factory import StorageSettings
 
 class RuntimeSettings(PressroomSettings):
     """``PRESSROOM_DATA_DIR``, ``PRESSROOM_SITE_URL``, ``PRESSROOM_PURGE_*``, ``PRESSROOM_SQLITE_BUSY_TIMEOUT_MS``,
-    ``PRESSROOM_SQLITE_WARM_TENANTS``, ``PRESSROOM_AGGREGATE_SETTLE_SECONDS`` / ``_SETTLE_LONE``,
+    ``PRESSROOM_SQLITE_WARM_TENANTS``, ``PRESSROOM_SQLITE_CHECKPOINT_INTERVAL_SECONDS``,
+    ``PRESSROOM_AGGREGATE_SETTLE_SECONDS`` / ``_SETTLE_LONE``,
     ``PRESSROOM_WORKSPACE_BACKEND`` / ``PRESSROOM_WORKSPACE_DATABASE_URL``, ``PRESSROOM_WEBHOOK_ALLOW_PRIVATE``,
     and the object store's own settings.
 
@@ -33,6 +34,10 @@ class RuntimeSettings(PressroomSettings):
     # How many tenants' SQLite connections a process keeps open between units of work (the most recently
     # used ones; tenant_runtime/workspace/open.py). 0: a connection per unit of work, closed after it.
     sqlite_warm_tenants: int = Field(64, ge=0, le=10_000)
+    # How often a thread checkpoints the WAL of the warm tenants written since its last pass, so no request's
+    # COMMIT pays for one (tenant_runtime/workspace/checkpoints.py). 0: SQLite's own automatic checkpoint, in
+    # the COMMIT that takes the WAL past 1,000 pages.
+    sqlite_checkpoint_interval_seconds: float = Field(1.0, ge=0, le=3600)
     # How long an aggregates step waits for the rest of a burst of publishes before deciding: only while
     # another delivery of the tenant is due (a lone publish decides at once), unless aggregate_settle_lone.
     aggregate_settle_seconds: float = Field(0.5, ge=0, le=60)

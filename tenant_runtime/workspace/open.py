@@ -30,6 +30,7 @@ from tenant_runtime.ids import check_tenant_slug
 from tenant_runtime.settings import RuntimeSettings
 from tenant_runtime.storage import ObjectStore, TenantStore, build_object_store
 from tenant_runtime.workspace import postgres
+from tenant_runtime.workspace.checkpoints import SAFETY_PAGES, Checkpointer
 from tenant_runtime.workspace.migrations import MigrationResult, ensure_current, migrate
 from tenant_runtime.workspace.spilled_bodies import bind_store
 
@@ -49,6 +50,8 @@ class Workspace:
     # busy handler would sleep and poll (1, 2, 5, 10 … 100 ms); other processes still meet SQLite's lock.
     # None on PostgreSQL (row locks, writers go on side by side).
     write_lock: threading.RLock | None = field(default=None, repr=False)
+    # Told after each committed write transaction (a warm SQLite tenant's background checkpoints), or None.
+    committed: Callable[[], None] | None = field(default=None, repr=False)
 
     @contextmanager
     def transaction(self) -> Iterator[Session]:
@@ -63,6 +66,8 @@ class Workspace:
         finally:
             if turn is not None:
                 turn.release()
+        if self.committed is not None:
+            self.committed()
 
     @contextmanager
     def reader(self) -> Iterator[Session]:
@@ -119,7 +124,9 @@ def _shared_compilation() -> tuple[Dialect, StatementCache]:
 WARM_CONNECTIONS = 4
 
 
-def _sqlite_engine(path: Path, *, busy_timeout_ms: int, read_only: bool, warm: bool = False) -> Engine:
+def _sqlite_engine(
+    path: Path, *, busy_timeout_ms: int, read_only: bool, warm: bool = False, background_checkpoints: bool = False
+) -> Engine:
     url = f"sqlite:///file:{path}?mode=ro&uri=true" if read_only else f"sqlite:///{path}"
     dialect, statements = _shared_compilation()
     # The shared cache through the public execution option (no cache of the engine's own: query_cache_size=0);
@@ -150,6 +157,9 @@ def _sqlite_engine(path: Path, *, busy_timeout_ms: int, read_only: bool, warm: b
         if not read_only:
             cursor.execute("PRAGMA journal_mode = WAL")
             cursor.execute("PRAGMA synchronous = NORMAL")
+            if background_checkpoints:
+                # The factory's Checkpointer keeps the WAL short; this mark is only the bound if it falls behind.
+                cursor.execute(f"PRAGMA wal_autocheckpoint = {SAFETY_PAGES}")
         cursor.close()
 
     @event.listens_for(engine, "begin")
@@ -181,6 +191,24 @@ class WorkspaceFactory:
         self._warm: OrderedDict[str, Engine] = OrderedDict()  # tenants with open connections, most recent last
         self._write_locks: dict[str, threading.RLock] = {}
         self._lock = threading.Lock()
+        # WAL checkpoints off the request path: only where connections stay open between units of work.
+        self.checkpointer: Checkpointer | None = None
+        if self._background_checkpoints:
+            self.checkpointer = Checkpointer(settings.sqlite_checkpoint_interval_seconds, self._warm_engine)
+
+    @property
+    def _background_checkpoints(self) -> bool:
+        s = self.settings
+        return (
+            not self.read_only
+            and not s.postgres_workspaces
+            and s.sqlite_warm_tenants > 0
+            and s.sqlite_checkpoint_interval_seconds > 0
+        )
+
+    def _warm_engine(self, tenant: str) -> Engine | None:
+        with self._lock:
+            return self._warm.get(tenant)
 
     def exists(self, tenant: str) -> bool:
         return workspace_exists(self.settings, tenant)
@@ -221,6 +249,7 @@ class WorkspaceFactory:
             settings=self.settings,
             log=structlog.get_logger("pressroom.workspace").bind(tenant=tenant),
             write_lock=write_lock,
+            committed=functools.partial(self.checkpointer.written, tenant) if self.checkpointer else None,
         )
 
     def _load(self, tenant: str) -> Engine:
@@ -242,8 +271,14 @@ class WorkspaceFactory:
         return cached
 
     def _engine(self, tenant: str) -> Engine:
-        return workspace_engine(
-            self.settings, tenant, read_only=self.read_only, warm=self.settings.sqlite_warm_tenants > 0
+        if self.settings.postgres_workspaces:
+            return workspace_engine(self.settings, tenant, read_only=self.read_only)
+        return _sqlite_engine(
+            self.settings.workspace_path(check_tenant_slug(tenant)),
+            busy_timeout_ms=self.settings.sqlite_busy_timeout_ms,
+            read_only=self.read_only,
+            warm=self.settings.sqlite_warm_tenants > 0,
+            background_checkpoints=self._background_checkpoints,
         )
 
     def _keep_warm(self, tenant: str, engine: Engine) -> None:
@@ -269,6 +304,8 @@ class WorkspaceFactory:
 
     def close(self) -> None:
         """Close every SQLite connection this factory keeps open (its engines open new ones if used again)."""
+        if self.checkpointer is not None:
+            self.checkpointer.stop()  # closing the connections checkpoints what it had left
         with self._lock:
             warm = list(self._warm.values())
             self._warm.clear()

@@ -117,3 +117,75 @@ def test_a_writer_that_cannot_get_its_turn_fails_like_a_locked_database(tmp_path
         pass
     done.set()
     thread.join()
+
+
+def _checkpointing_factory(tmp_path: Path, interval: float) -> WorkspaceFactory:
+    settings = RuntimeSettings(
+        data_dir=tmp_path,
+        storage=StorageSettings(root=tmp_path / "objects"),
+        site_url="http://site.test",
+        sqlite_checkpoint_interval_seconds=interval,
+    )
+    return WorkspaceFactory(settings, store=MemoryStore(), purger=MemoryPurger())
+
+
+def _write_pages(factory: WorkspaceFactory, tenant: str, commits: int) -> None:
+    ws = factory.open(tenant)
+    with ws.transaction() as tx:
+        tx.execute(text("CREATE TABLE IF NOT EXISTS filler (id INTEGER PRIMARY KEY, body BLOB)"))
+    for _ in range(commits):
+        with ws.transaction() as tx:  # ~2 pages of rows per commit, as a brief's command does
+            tx.execute(text("INSERT INTO filler (body) VALUES (randomblob(7000))"))
+
+
+def test_no_commit_of_a_warm_tenant_checkpoints_the_wal_the_background_pass_does(tmp_path: Path) -> None:
+    factory = _checkpointing_factory(tmp_path, interval=3600)  # the thread never wakes in this test
+    factory.create("acme")
+    db = factory.settings.workspace_path("acme")
+    before = db.stat().st_size
+    _write_pages(factory, "acme", 700)  # ~1,400 pages: SQLite's own mark (1,000) would checkpoint in a COMMIT
+    wal = Path(f"{db}-wal")
+    assert wal.stat().st_size > 1_000 * 4096
+    assert db.stat().st_size == before  # no COMMIT copied the WAL into the database
+    with factory.open("acme").reader() as reader:
+        assert reader.execute(text("PRAGMA wal_autocheckpoint")).scalar_one() == 10_000  # the far bound
+
+    assert factory.checkpointer is not None
+    assert factory.checkpointer.run_once() == 1  # the tenant written since the last pass
+    assert db.stat().st_size > before + 700 * 7000  # the rows are in the database file now
+    assert factory.checkpointer.run_once() == 0  # nothing written since: nothing to do
+    factory.close()
+
+
+def test_the_thread_checkpoints_on_its_interval_and_stops_with_the_factory(tmp_path: Path) -> None:
+    factory = _checkpointing_factory(tmp_path, interval=0.05)
+    factory.create("acme")
+    db = factory.settings.workspace_path("acme")
+    before = db.stat().st_size
+    _write_pages(factory, "acme", 50)
+    checkpointer = factory.checkpointer
+    assert checkpointer is not None
+    deadline = time.monotonic() + 10
+    while db.stat().st_size <= before + 50 * 7000 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert db.stat().st_size > before + 50 * 7000 and checkpointer.checkpoints >= 1
+    assert checkpointer.running
+    factory.close()
+    assert not checkpointer.running
+    _write_pages(factory, "acme", 1)  # used again after close: the thread starts again
+    assert checkpointer.running
+    factory.close()
+    assert not checkpointer.running
+
+
+def test_interval_zero_leaves_the_checkpoints_to_sqlite(tmp_path: Path) -> None:
+    factory = _checkpointing_factory(tmp_path, interval=0)
+    assert factory.checkpointer is None
+    factory.create("acme")
+    db = factory.settings.workspace_path("acme")
+    before = db.stat().st_size
+    _write_pages(factory, "acme", 700)
+    assert db.stat().st_size > before  # a COMMIT past 1,000 pages checkpointed, as SQLite does by default
+    with factory.open("acme").reader() as reader:
+        assert reader.execute(text("PRAGMA wal_autocheckpoint")).scalar_one() == 1000
+    factory.close()
