@@ -21,10 +21,15 @@ from tenant_runtime.workspace import Actor, Document, Operation, Workspace
 
 def accepted(ws: Workspace, operation: Operation, document: Document | None = None, **extra: Any) -> Effect:
     """The 202 of every command that queues an operation (``content.accepted``)."""
+    return queued(ws, operation.id, operation.status, document, **extra)
+
+
+def queued(ws: Workspace, operation_id: str, status: str, document: Document | None = None, **extra: Any) -> Effect:
+    """``accepted`` from the operation's id and status (a command that wrote its row without an instance)."""
     body: dict[str, Any] = {
-        "operation_id": operation.id,
-        "status": operation.status,
-        "operation_url": f"/api/tenants/{ws.tenant}/operations/{operation.id}",
+        "operation_id": operation_id,
+        "status": status,
+        "operation_url": f"/api/tenants/{ws.tenant}/operations/{operation_id}",
         **extra,
     }
     if document is not None:

@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 from sqlmodel import Session
 
-from dispatch.runtime.changes import accepted
+from dispatch.runtime.changes import queued
 from dispatch.runtime.handlers import Effect, command, query
 from dispatch.runtime.messages import Message
 from dispatch.settings import DispatchSettings
@@ -211,8 +211,8 @@ def _submit_brief(tx: Session, ws: Workspace, actor: Actor, c: SubmitBrief) -> E
     )
     done = briefs.submit_brief(tx, ws.tenant, actor, brief)
     if not done.created:
-        return Effect(200, {"status": "already queued", "operation_id": done.operation.id, "brief_id": c.brief_id})
-    return accepted(ws, done.operation, brief_id=c.brief_id, lane=done.brief.lane, slug=done.brief.slug)
+        return Effect(200, {"status": "already queued", "operation_id": done.operation_id, "brief_id": c.brief_id})
+    return queued(ws, done.operation_id, done.status, brief_id=c.brief_id, lane=done.lane, slug=done.slug)
 
 
 def brief_out(tx: Session, brief: Brief, status: str, cost_micros: int | None = None) -> BriefOut:

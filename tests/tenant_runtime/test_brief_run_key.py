@@ -46,7 +46,7 @@ def test_the_operation_a_brief_commits_carries_that_key(workspace: Workspace) ->
     with workspace.transaction() as tx:
         done = submit_brief(tx, workspace.tenant, SYSTEM, BriefInput(brief_id="b-7", lane="news", title="Seven"))
     with workspace.reader() as tx:
-        operation = tx.exec(select(Operation).where(Operation.id == done.operation.id)).one()
+        operation = tx.exec(select(Operation).where(Operation.id == done.operation_id)).one()
     assert operation.idempotency_key == "brief:b-7" and operation.flow_name == "write_article"
 
 

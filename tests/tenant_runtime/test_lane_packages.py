@@ -56,7 +56,7 @@ def test_a_research_lane_package_installs_its_graph_and_uninstall_disables_it(
         assert [n["id"] for n in lane.graph] == [n["id"] for n in RESEARCH_GRAPH]
     with trusted.transaction() as tx:
         done = submit_brief(tx, trusted.tenant, SYSTEM, BriefInput(brief_id="r-1", lane="research", title="R"))
-        assert [n["id"] for n in done.brief.graph][2] == "ground_links"
+        assert [n["id"] for n in done.graph][2] == "ground_links"
 
     with trusted.transaction() as tx:
         uninstall = packages.request_uninstall(tx, trusted, SYSTEM, "research-lane")
