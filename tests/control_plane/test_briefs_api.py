@@ -110,6 +110,22 @@ def test_a_brief_is_accepted_once_and_its_repeat_answers_already_queued(
     assert error["details"]["operation_id"] == operation_id
 
 
+def test_a_request_resolves_its_dependencies_in_turn_without_a_task_group(
+    api: TestClient[Any], editor: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two dependencies at one level are resolved in an anyio task group, on every request (about a sixth of
+    a brief's CPU, benchmarks/analysis.md); the principal depends on the services, so no group is made."""
+    import litestar._kwargs.kwargs_model as kwargs_model
+
+    def no_task_group() -> None:
+        raise AssertionError("the request's dependencies were resolved in a task group")
+
+    monkeypatch.setattr(kwargs_model, "create_task_group", no_task_group)
+    accepted = api.post(f"{T}/briefs", json=brief("b-deps"), headers=editor)
+    assert accepted.status_code == 202, accepted.text
+    assert api.get(f"{T}/briefs/b-deps", headers=editor).json()["operation_id"] == accepted.json()["operation_id"]
+
+
 @pytest.mark.parametrize(
     ("body", "status", "code"),
     [
