@@ -21,7 +21,7 @@ from control_plane.documents.controllers import DocumentController
 from control_plane.fields.controllers import FieldController
 from control_plane.http.dependencies import provide_principal, provide_services
 from control_plane.http.errors import EXCEPTION_HANDLERS, SECURITY_SCHEMES, document_errors
-from control_plane.http.guards import decode_strictly, require_json_body, takes_multipart
+from control_plane.http.guards import json_api_body, takes_multipart
 from control_plane.http.request_log import RequestLog, bind_tenant
 from control_plane.http.schemas import StrictStructSchemaPlugin
 from control_plane.lanes.controllers import BriefController, CostController, LaneController
@@ -93,7 +93,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
             "principal": Provide(provide_principal),
         },
         exception_handlers={**EXCEPTION_HANDLERS, NotFoundException: not_routed(EXCEPTION_HANDLERS[HTTPException])},
-        guards=[require_json_body, decode_strictly],
+        guards=[json_api_body],
         before_request=bind_tenant,
         middleware=[RequestLog],
         lifespan=[lifespan],

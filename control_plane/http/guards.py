@@ -73,10 +73,25 @@ async def decode_strictly(connection: ASGIConnection[Any, Any, Any, Any], handle
         return  # malformed JSON: Litestar's own decoding answers it
 
 
+async def json_api_body(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> None:
+    """Both checks of a JSON API request's body, as one guard: Litestar copies the route handler for every
+    guard it runs, on every request."""
+    require_json_body(connection, handler)
+    await decode_strictly(connection, handler)
+
+
 def operator_only(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
     """The operator API: an operator token, or 401/403 before the handler runs."""
     if not principal_of(connection).is_operator:
         raise Forbidden("This endpoint needs an operator token.")
 
 
-__all__ = ["JSON_API_PREFIXES", "MULTIPART", "decode_strictly", "operator_only", "require_json_body", "takes_multipart"]
+__all__ = [
+    "JSON_API_PREFIXES",
+    "MULTIPART",
+    "decode_strictly",
+    "json_api_body",
+    "operator_only",
+    "require_json_body",
+    "takes_multipart",
+]
