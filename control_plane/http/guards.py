@@ -22,15 +22,23 @@ def takes_multipart(handler: BaseRouteHandler) -> bool:
     return handler.opt.get("body") == MULTIPART
 
 
-def require_json_body(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> None:
+async def json_api_body(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> None:
+    """The JSON APIs' body checks, as one guard (Litestar copies the route handler for every guard it runs, on
+    every request): its declared type, then a strict decoding of it."""
+    if not connection.scope["path"].startswith(JSON_API_PREFIXES):
+        return
+    _require_json_body(connection, handler)
+    if connection.scope.get("method") != "GET" and not takes_multipart(handler):
+        await _decode_strictly(connection, handler)
+
+
+def _require_json_body(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> None:
     """A body sent to the JSON APIs must be declared JSON: anything else is a 415 before it is read.
 
     Litestar would decode any body as JSON whatever its Content-Type; refusing
     ``text/plain`` and form posts also keeps browsers' CORS-free "simple requests" out.
     An upload handler (``takes_multipart``) takes ``multipart/form-data`` and nothing else.
     """
-    if not connection.scope["path"].startswith(JSON_API_PREFIXES):
-        return
     headers = connection.headers
     media_type = headers.get("content-type", "").split(";", 1)[0].strip().lower()
     if takes_multipart(handler):
@@ -44,16 +52,12 @@ def require_json_body(connection: ASGIConnection[Any, Any, Any, Any], handler: B
     raise HTTPException(status_code=415, detail="Send the request body as JSON (Content-Type: application/json).")
 
 
-async def decode_strictly(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> None:
+async def _decode_strictly(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> None:
     """Refuse bodies that only fit the schema after coercion (``"confirm": 1``, ``"force": "true"``).
 
     Litestar converts request data leniently; the JSON APIs promise the types
     their OpenAPI schema states, so the body is decoded once more, strictly.
     """
-    if not connection.scope["path"].startswith(JSON_API_PREFIXES) or connection.scope.get("method") == "GET":
-        return
-    if takes_multipart(handler):
-        return
     parameter = handler.parsed_fn_signature.parameters.get("data")
     if parameter is None:
         return
@@ -73,13 +77,6 @@ async def decode_strictly(connection: ASGIConnection[Any, Any, Any, Any], handle
         return  # malformed JSON: Litestar's own decoding answers it
 
 
-async def json_api_body(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> None:
-    """Both checks of a JSON API request's body, as one guard: Litestar copies the route handler for every
-    guard it runs, on every request."""
-    require_json_body(connection, handler)
-    await decode_strictly(connection, handler)
-
-
 def operator_only(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
     """The operator API: an operator token, or 401/403 before the handler runs."""
     if not principal_of(connection).is_operator:
@@ -89,9 +86,7 @@ def operator_only(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHa
 __all__ = [
     "JSON_API_PREFIXES",
     "MULTIPART",
-    "decode_strictly",
     "json_api_body",
     "operator_only",
-    "require_json_body",
     "takes_multipart",
 ]

@@ -157,9 +157,7 @@ def submit_brief(tx: Session, tenant: str, actor: Actor, brief: BriefInput) -> A
                 "This brief_id was accepted with another payload.",
                 details={"brief_id": brief.brief_id, "operation_id": existing["operation_id"]},
             )
-        return Accepted(
-            existing["operation_id"], existing["lane"], existing["slug"], list(existing["graph"]), created=False
-        )
+        return Accepted(existing["operation_id"], existing["lane"], existing["slug"], existing["graph"], created=False)
     known = isinstance(brief.lane, str) and brief.lane
     lane = db.execute(_LANE_BY_NAME, {"lane": brief.lane}).mappings().first() if known else None
     if lane is None:
