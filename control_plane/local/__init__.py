@@ -15,7 +15,15 @@ from __future__ import annotations
 
 from control_plane.local.errors import CrashLoop, DataDirUnreachable, LocalServerError, PortTaken
 from control_plane.local.events import EventLog
-from control_plane.local.ports import PortHolder, PortWanted, check_ports_free, free_port, port_holder, port_is_free
+from control_plane.local.ports import (
+    PortHolder,
+    PortWanted,
+    check_ports_free,
+    ephemeral_port_range,
+    free_port,
+    port_holder,
+    port_is_free,
+)
 from control_plane.local.postgres import (
     EmbeddedPostgres,
     PostgresHandle,
@@ -52,6 +60,7 @@ __all__ = [
     "check_ports_free",
     "describe_exit",
     "ensure_external_database",
+    "ephemeral_port_range",
     "free_port",
     "http_ok",
     "parent_death_signal",

@@ -8,22 +8,73 @@ checks and fail later with an unrelated error.
 from __future__ import annotations
 
 import os
+import random
 import socket
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import psutil
 
 from control_plane.local.errors import PortTaken
 
-__all__ = ["PortHolder", "PortWanted", "check_ports_free", "free_port", "port_holder", "port_is_free"]
+__all__ = [
+    "PortHolder",
+    "PortWanted",
+    "check_ports_free",
+    "ephemeral_port_range",
+    "free_port",
+    "port_holder",
+    "port_is_free",
+]
+
+
+# Linux's default when /proc does not say: outgoing connections take their source port from here.
+_DEFAULT_EPHEMERAL = (32768, 60999)
+# Below this, ports are more often some system service's.
+_LOWEST_CHOSEN = 10000
+_handed_out: set[int] = set()
+
+
+def ephemeral_port_range() -> tuple[int, int]:
+    """The ports the kernel gives outgoing connections (and ``bind(port 0)``), inclusive."""
+    try:
+        low, high = map(int, Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+    except (OSError, ValueError):
+        return _DEFAULT_EPHEMERAL
+    return low, high
 
 
 def free_port() -> int:
-    """Return a TCP port on 127.0.0.1 that was free a moment ago."""
+    """Return a TCP port on 127.0.0.1 that is free now and that no outgoing connection will take.
+
+    A port the kernel hands out for ``bind(port 0)`` comes from the ephemeral
+    range, where every outgoing connection also takes its source port: between
+    choosing it and a child server binding it, a connection to PostgreSQL or the
+    Prefect server may hold it. So the port is drawn at random from outside that
+    range, and never twice in one process.
+    """
+    low, high = ephemeral_port_range()
+    candidates = [port for port in (*range(_LOWEST_CHOSEN, low), *range(high + 1, 65536)) if port not in _handed_out]
+    random.shuffle(candidates)
+    for port in candidates[:200]:
+        if _bindable(port):
+            _handed_out.add(port)
+            return port
+    # The whole space is ephemeral (or taken): the kernel's choice is the best left.
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def _bindable(port: int) -> bool:
+    """Free on loopback (a server on 0.0.0.0 holds it there too; so does a connection in TIME_WAIT)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
 
 
 def port_is_free(host: str, port: int) -> bool:

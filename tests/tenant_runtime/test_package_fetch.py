@@ -3,12 +3,11 @@ a real HTTP server on 127.0.0.1."""
 
 from __future__ import annotations
 
-import socket
-
 import pytest
 
 from tenant_runtime.errors import PackageRejected
 from tenant_runtime.packages.fetch import fetch_archive
+from tests.fixtures.live_server import free_port
 from tests.fixtures.source_server import SourceServer
 
 LOCAL = ("127.0.0.1",)
@@ -47,7 +46,5 @@ def test_each_redirect_hop_is_checked_and_size_and_errors_are_4xx(source_server:
     _refused("package_too_large", source_server.url("/big.tar.gz"), allow=LOCAL, allow_private=True, max_bytes=4999)
     missing = _refused("package_fetch_failed", source_server.url("/nope"), allow=LOCAL, allow_private=True)
     assert missing.details["status"] == 404
-    with socket.socket() as probe:  # a port nothing listens on
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()  # nothing listens on it
     _refused("package_fetch_failed", f"http://127.0.0.1:{port}/gone", allow=LOCAL, allow_private=True, timeout=2)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import socket
 import subprocess
 import sys
@@ -9,7 +10,16 @@ from collections.abc import Iterator
 
 import pytest
 
-from control_plane.local import PortTaken, PortWanted, check_ports_free, free_port, port_holder, port_is_free
+from control_plane.local import (
+    PortTaken,
+    PortWanted,
+    check_ports_free,
+    ephemeral_port_range,
+    free_port,
+    port_holder,
+    port_is_free,
+    ports,
+)
 
 
 @pytest.fixture
@@ -34,6 +44,28 @@ def test_a_free_port_is_free() -> None:
     assert port_is_free("127.0.0.1", port)
     assert port_holder(port) is None
     check_ports_free([PortWanted("127.0.0.1", port, "control plane", "PRESSROOM_PORT")])
+
+
+def test_a_chosen_port_is_outside_the_range_outgoing_connections_draw_from_and_never_chosen_twice() -> None:
+    low, high = ephemeral_port_range()
+    assert 1024 <= low <= high <= 65535
+    ports = [free_port() for _ in range(50)]
+    assert len(set(ports)) == len(ports)
+    assert not [port for port in ports if low <= port <= high]
+    assert all(port_is_free("127.0.0.1", port) for port in ports)
+
+
+def test_a_held_port_is_not_chosen(monkeypatch: pytest.MonkeyPatch) -> None:
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", free_port()))
+        held.listen()
+        taken = held.getsockname()[1]
+        # Forget what was handed out and offer the held port first: free_port must skip it for being held.
+        monkeypatch.setattr(ports, "_handed_out", set())
+        monkeypatch.setattr(random, "shuffle", lambda candidates: candidates.sort(key=lambda port: port != taken))
+        chosen = free_port()
+        assert chosen != taken
+        assert port_is_free("127.0.0.1", chosen)
 
 
 def test_a_taken_port_names_its_holder_and_the_setting(listener: int) -> None:
