@@ -129,7 +129,9 @@ def _update_resource(tx: Session, ws: Workspace, actor: Actor, c: m.UpdateSiteRe
 
 @command(m.RegisterWebhook)
 def _register_webhook(tx: Session, ws: Workspace, actor: Actor, c: m.RegisterWebhook) -> Effect:
-    endpoint, secret = webhooks.register_webhook(tx, actor, url=c.url, events=c.events, secret=c.secret)
+    endpoint, secret = webhooks.register_webhook(
+        tx, actor, url=c.url, allow_private=ws.settings.webhook_allow_private, events=c.events, secret=c.secret
+    )
     return Effect(201, msgspec.to_builtins(webhook_out(endpoint, secret)))
 
 

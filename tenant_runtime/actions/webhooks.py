@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import secrets
 from collections.abc import Iterable
 
@@ -20,7 +21,10 @@ MAX_URL = 2000
 MIN_SECRET, MAX_SECRET = 16, 200
 
 
-def _check_url(url: str) -> str:
+def check_url(url: str, *, allow_private: bool) -> str:
+    """A webhook URL's shape, and (unless the operator allows private addresses) that it does not name a
+    loopback, private or reserved address outright. A name is resolved, and each address checked, when a
+    delivery is sent (``HttpxWebhookSender``): DNS may answer differently by then."""
     if not isinstance(url, str) or not url or len(url) > MAX_URL or not url.isprintable() or " " in url:
         raise BadRequest(
             f"A webhook URL is 1-{MAX_URL} printable characters.", details={"field": "url"}, code="invalid_webhook_url"
@@ -38,7 +42,23 @@ def _check_url(url: str) -> str:
         raise BadRequest(
             "A webhook URL must not carry credentials.", details={"field": "url"}, code="invalid_webhook_url"
         )
+    if not allow_private and _names_private_address(parsed.host):
+        raise BadRequest(
+            f"{parsed.host} is a private address: the operator has not allowed webhooks to reach those.",
+            details={"field": "url", "host": parsed.host},
+            code="webhook_url_refused",
+        )
     return url
+
+
+def _names_private_address(host: str) -> bool:
+    name = host.lower().rstrip(".")
+    if name == "localhost" or name.endswith(".localhost"):  # RFC 6761: always loopback
+        return True
+    try:
+        return not ipaddress.ip_address(name.split("%")[0]).is_global
+    except ValueError:
+        return False  # a name: checked when a delivery resolves it
 
 
 def _check_events(events: Iterable[str]) -> list[str]:
@@ -66,12 +86,24 @@ def _check_secret(secret: str | None) -> str:
 
 
 def register_webhook(
-    tx: Session, actor: Actor, *, url: str, events: Iterable[str] = ("after_publish",), secret: str | None = None
+    tx: Session,
+    actor: Actor,
+    *,
+    url: str,
+    allow_private: bool,
+    events: Iterable[str] = ("after_publish",),
+    secret: str | None = None,
 ) -> tuple[WebhookEndpoint, str]:
-    """Add an enabled endpoint; returns it and its signing secret (shown to the caller once)."""
+    """Add an enabled endpoint; returns it and its signing secret (shown to the caller once).
+
+    ``allow_private`` is the operator's ``PRESSROOM_WEBHOOK_ALLOW_PRIVATE``: without it, a URL naming a
+    private address is refused now rather than on every delivery."""
     actor.require("site.admin")
     endpoint = WebhookEndpoint(
-        url=_check_url(url), secret=_check_secret(secret), events=_check_events(events), created_by=actor.id
+        url=check_url(url, allow_private=allow_private),
+        secret=_check_secret(secret),
+        events=_check_events(events),
+        created_by=actor.id,
     )
     tx.add(endpoint)
     tx.flush()
@@ -103,4 +135,4 @@ def disable_webhook(tx: Session, actor: Actor, endpoint_id: str) -> WebhookEndpo
     return set_webhook_enabled(tx, actor, endpoint_id, False)
 
 
-__all__ = ["EVENTS", "disable_webhook", "enable_webhook", "register_webhook", "set_webhook_enabled"]
+__all__ = ["EVENTS", "check_url", "disable_webhook", "enable_webhook", "register_webhook", "set_webhook_enabled"]

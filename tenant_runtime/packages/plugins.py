@@ -14,7 +14,7 @@ from pydantic import Field, ValidationError
 from sqlmodel import Session
 
 from tenant_runtime.actions.webhooks import _check_events as check_webhook_events
-from tenant_runtime.actions.webhooks import _check_url as check_webhook_url
+from tenant_runtime.actions.webhooks import check_url as check_webhook_url
 from tenant_runtime.actions.webhooks import register_webhook, set_webhook_enabled
 from tenant_runtime.errors import PackageRejected, PressroomError
 from tenant_runtime.packages.kinds import ContentKind, PackageCheck, register_kind
@@ -52,7 +52,9 @@ def validate_plugin(check: PackageCheck) -> None:
     """Every hook a known event and an acceptable webhook URL, before anything is written."""
     for hook in _contributions(dict(check.manifest.contributions)).hooks:
         try:
-            check_webhook_url(hook.url)
+            check_webhook_url(
+                hook.url, allow_private=True
+            )  # its address is checked at install, by the runtime's settings
             check_webhook_events((hook.event,))
         except PressroomError as exc:
             raise PackageRejected(
@@ -67,7 +69,13 @@ def install_plugin(tx: Session, ws: Workspace, package: InstalledPackage) -> Non
     registered = []
     for hook in hooks:
         try:
-            endpoint, _secret = register_webhook(tx, _actor(package), url=hook.url, events=(hook.event,))
+            endpoint, _secret = register_webhook(
+                tx,
+                _actor(package),
+                url=hook.url,
+                allow_private=ws.settings.webhook_allow_private,
+                events=(hook.event,),
+            )
         except PressroomError as exc:
             raise PackageRejected(
                 f"A plugin hook cannot be registered: {exc.message}",

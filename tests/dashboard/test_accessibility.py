@@ -202,7 +202,7 @@ def _seed(dashboard: Dashboard, token: str) -> tuple[dict[str, str], dict[str, s
         ),
         202,
     )
-    _ok(api.post(f"{t}/webhooks", headers=headers, json={"url": "http://127.0.0.1:9/hook"}))
+    _ok(api.post(f"{t}/webhooks", headers=headers, json={"url": "https://hooks.example/hook"}))
     member = _ok(api.post(f"{t}/members", headers=headers, json={"name": "Vera", "role": "viewer"}))
     minted = _ok(api.post(f"{t}/tokens", headers=headers, json={"member_id": member["member"]["id"], "label": "ci"}))
     operator = {"Authorization": f"Bearer {OPERATOR_TOKEN}"}

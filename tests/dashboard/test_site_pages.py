@@ -82,6 +82,8 @@ def test_a_webhook_secret_is_shown_once_and_endpoints_are_disabled_and_enabled(d
 
     invalid = browser.post("/dashboard/sites/acme/site/webhooks", {"url": "ftp://nope"})
     assert invalid.status_code == 400 and 'id="url-error"' in invalid.text
+    private = browser.post("/dashboard/sites/acme/site/webhooks", {"url": "http://10.1.2.3/hook"})
+    assert private.status_code == 400 and 'id="url-error"' in private.text and "private address" in private.text
     created = browser.post("/dashboard/sites/acme/site/webhooks", {"url": "https://hooks.example/p", "form_key": "k1"})
 
     assert created.status_code == 201 and "only this once" in created.text

@@ -244,7 +244,7 @@ def test_each_curve_is_the_delay_observed_between_attempts(prefect_server: Prefe
 def deliveries(workspace: Workspace) -> Callable[[webhooks.WebhookSender], Callable[[int], object]]:
     """A tenant with one webhook endpoint; each call gives the delivery step of a new publish."""
     with workspace.transaction() as tx:
-        register_webhook(tx, OWNER, url="https://hooks.example/busy")
+        register_webhook(tx, OWNER, url="https://hooks.example/busy", allow_private=False)
     published = iter(range(100))
 
     def delivery(sender: webhooks.WebhookSender) -> Callable[[int], object]:

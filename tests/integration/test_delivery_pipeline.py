@@ -46,7 +46,7 @@ def http_webhooks() -> Iterator[HttpxWebhookSender]:
 def _register(room: Pressroom, tenant: Tenant, url: str) -> tuple[WebhookEndpoint, str]:
     ws = room.factory.open(tenant.slug)
     with ws.transaction() as tx:
-        return register_webhook(tx, ADMIN, url=url)
+        return register_webhook(tx, ADMIN, url=url, allow_private=True)  # as the sender: a receiver on 127.0.0.1
 
 
 def _aggregate_builds(room: Pressroom, tenant: Tenant) -> int:
@@ -301,11 +301,17 @@ def test_webhooks_are_managed_through_the_tenant_api(pressroom: Pressroom) -> No
         f"/api/tenants/{acme.slug}/webhooks", json={"url": "https://hooks.example/x"}, headers=editor
     )
     bad = pressroom.api.post(f"/api/tenants/{acme.slug}/webhooks", json={"url": "ftp://nope"}, headers=acme.headers)
+    metadata = pressroom.api.post(
+        f"/api/tenants/{acme.slug}/webhooks", json={"url": "http://169.254.169.254/latest"}, headers=acme.headers
+    )
     endpoint = created.json()
     disabled = pressroom.api.post(f"/api/tenants/{acme.slug}/webhooks/{endpoint['id']}/disable", headers=acme.headers)
     listed = pressroom.api.get(f"/api/tenants/{acme.slug}/webhooks", headers=acme.headers).json()
 
     assert created.status_code == 201 and len(endpoint["secret"]) >= 16
     assert refused.status_code == 403 and bad.status_code == 400
+    assert (
+        metadata.status_code == 400 and metadata.json()["error"]["code"] == "webhook_url_refused"
+    )  # the operator's default
     assert disabled.status_code == 200 and disabled.json()["enabled"] is False
     assert [(e["id"], e["enabled"], e["secret"]) for e in listed] == [(endpoint["id"], False, None)]

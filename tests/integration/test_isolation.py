@@ -208,7 +208,7 @@ def tenant_bodies(ids: dict[str, str]) -> dict[tuple[str, str], Any]:
         ("POST", f"{operation}/events"): {"type": "approval", "payload": {"decision": "approve"}},
         ("PUT", f"{t}/site/{{name}}"): {"version": 0, "content": [{"label": "Pwned", "href": "/x"}]},
         ("PUT", f"{t}/settings"): {"title": "Defaced", "timezone": "Europe/Berlin"},
-        ("POST", f"{t}/webhooks"): {"url": "http://127.0.0.1:9/hook"},
+        ("POST", f"{t}/webhooks"): {"url": "https://hooks.example/hook"},
         ("POST", f"{t}/search/rebuild"): {"force": True},
         ("POST", f"{t}/media"): Upload({"file": ("intruder.png", png(), "image/png")}),
         ("POST", f"{t}/media/sweep"): {"confirm": True},
@@ -351,7 +351,7 @@ def _seed_tenant(room: Pressroom, tenant: Tenant) -> dict[str, str]:
     that commands could really act on. Nothing delivers them (no worker), so they stay as they are.
     """
     api, headers, t = room.api, tenant.headers, f"/api/tenants/{tenant.slug}"
-    hook = _accepted(api.post(f"{t}/webhooks", headers=headers, json={"url": "http://127.0.0.1:9/private-hook"}), 201)
+    hook = _accepted(api.post(f"{t}/webhooks", headers=headers, json={"url": "https://hooks.example/private"}), 201)
     api.post(f"{t}/webhooks/{hook['id']}/disable", headers=headers)
     page = room.create_document(tenant, "about", title="About", body="Private to this tenant")
     published = room.publish(tenant, page["id"])

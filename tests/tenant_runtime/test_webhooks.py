@@ -23,7 +23,7 @@ GOOD, BAD = "https://good.example/hook", "https://bad.example/hook"
 
 def _register(ws: Workspace, url: str, secret: str | None = None) -> tuple[WebhookEndpoint, str]:
     with ws.transaction() as tx:
-        return register_webhook(tx, OWNER, url=url, secret=secret)
+        return register_webhook(tx, OWNER, url=url, allow_private=False, secret=secret)
 
 
 def _deliveries(ws: Workspace) -> list[tuple[str, str]]:
@@ -124,7 +124,7 @@ def test_disabled_endpoints_receive_nothing(workspace: Workspace) -> None:
 
 def test_registration_needs_site_admin_and_audits_without_the_secret(workspace: Workspace) -> None:
     with pytest.raises(Forbidden), workspace.transaction() as tx:
-        register_webhook(tx, EDITOR, url=GOOD)
+        register_webhook(tx, EDITOR, url=GOOD, allow_private=False)
     endpoint, secret = _register(workspace, GOOD)
     with workspace.transaction() as tx:
         disable_webhook(tx, OWNER, endpoint.id)
@@ -154,15 +154,49 @@ def test_registration_needs_site_admin_and_audits_without_the_secret(workspace: 
 )
 def test_bad_urls_are_refused(workspace: Workspace, url: str) -> None:
     with pytest.raises(BadRequest) as raised, workspace.transaction() as tx:
-        register_webhook(tx, OWNER, url=url)
+        register_webhook(tx, OWNER, url=url, allow_private=True)
     assert raised.value.code == "invalid_webhook_url"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:9/hook",
+        "http://10.0.0.5/hook",
+        "http://169.254.169.254/latest/meta-data",
+        "http://[::1]:8080/hook",
+        "http://[fd00::1]/hook",
+        "http://localhost:8000/hook",
+        "http://api.localhost./hook",
+        "http://0.0.0.0/hook",
+    ],
+)
+def test_a_url_naming_a_private_address_is_refused_at_registration_unless_the_operator_allows_them(
+    workspace: Workspace, url: str
+) -> None:
+    with pytest.raises(BadRequest) as raised, workspace.transaction() as tx:
+        register_webhook(tx, OWNER, url=url, allow_private=False)
+    assert raised.value.code == "webhook_url_refused" and raised.value.details["field"] == "url"
+    with workspace.reader() as tx:
+        assert list(tx.exec(select(WebhookEndpoint))) == []  # nothing half-written
+    with workspace.transaction() as tx:
+        endpoint, _secret = register_webhook(tx, OWNER, url=url, allow_private=True)
+    assert endpoint.url == url
+
+
+def test_a_public_address_or_a_name_is_accepted_at_registration(workspace: Workspace) -> None:
+    # A name is resolved, and every address checked, when a delivery is sent: DNS may change by then.
+    for url in ("http://93.184.216.34/hook", "https://internal.example/hook", "https://[2606:4700::1111]/hook"):
+        with workspace.transaction() as tx:
+            endpoint, _secret = register_webhook(tx, OWNER, url=url, allow_private=False)
+        assert endpoint.url == url
 
 
 def test_bad_events_and_short_secrets_are_refused(workspace: Workspace) -> None:
     with pytest.raises(BadRequest, match="events"), workspace.transaction() as tx:
-        register_webhook(tx, OWNER, url=GOOD, events=["after_everything"])
+        register_webhook(tx, OWNER, url=GOOD, allow_private=False, events=["after_everything"])
     with pytest.raises(BadRequest, match="secret"), workspace.transaction() as tx:
-        register_webhook(tx, OWNER, url=GOOD, secret="short")
+        register_webhook(tx, OWNER, url=GOOD, allow_private=False, secret="short")
 
 
 def test_the_httpx_adapter_posts_the_exact_bytes_and_does_not_follow_redirects() -> None:
