@@ -5,6 +5,7 @@ the reference scan the sweep trusts). The editor's media picker is the same sear
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from litestar import Controller, Request, Response, get, post
@@ -15,7 +16,7 @@ from control_plane.auth import Principal
 from control_plane.container import Services
 from control_plane.dashboard.commands import command_redirect
 from control_plane.dashboard.context import site_for
-from control_plane.dashboard.forms import FormData, checked, new_form_key
+from control_plane.dashboard.forms import FormData, checked, form_key, new_form_key
 from control_plane.dashboard.paging import window
 from control_plane.dashboard.views import error_message, flash_error, fragment, is_htmx, notice, page, see_other, url
 from control_plane.http.guards import MULTIPART
@@ -25,6 +26,13 @@ from tenant_runtime.media.references import embed_markdown
 
 PAGE = 48
 PICKER_PAGE = 12  # the picker is a panel beside the editor: a row or two of thumbnails
+
+
+@dataclass
+class MediaUploadForm(MediaUpload):
+    """The dashboard's upload: the file and the page's form key, so a second submit of one page uploads once."""
+
+    form_key: str = ""
 
 
 class MediaPages(Controller):
@@ -51,14 +59,15 @@ class MediaPages(Controller):
         self,
         request: Request[Any, Any, Any],
         tenant: str,
-        data: Annotated[MediaUpload, Body(media_type=RequestEncodingType.MULTI_PART)],
+        data: Annotated[MediaUploadForm, Body(media_type=RequestEncodingType.MULTI_PART)],
         signed_in: Principal,
         services: Services,
     ) -> Response[Any]:
         """Upload one file; a refusal (type, size, role) is shown above the grid."""
         content = data.file.file.read()
         try:
-            outcome = services.media.upload(signed_in, tenant, data.file.filename, content)
+            key = form_key({"form_key": data.form_key})  # the script's per-file uploads carry none: each is its own
+            outcome = services.media.upload(signed_in, tenant, data.file.filename, content, idempotency_key=key)
         except PressroomError as exc:
             return self._page(
                 request,
@@ -86,7 +95,9 @@ class MediaPages(Controller):
         return command_redirect(
             request,
             trash,
-            lambda: services.media.sweep(signed_in, tenant, confirm=checked(data, "confirm")),
+            lambda: services.media.sweep(
+                signed_in, tenant, confirm=checked(data, "confirm"), idempotency_key=form_key(data)
+            ),
             lambda outcome: f"Sweep requested: operation {outcome.body.get('operation_id')}.",
             then=lambda outcome: url("sites", tenant, "operations", str(outcome.body["operation_id"])),
         )

@@ -106,13 +106,15 @@ class PackagePages(Controller):
     ) -> Response[Any]:
         """Roll back to an installed version, or uninstall; both confirmed."""
         back = url("sites", tenant, "packages")
-        confirm = checked(data, "confirm")
+        confirm, key = checked(data, "confirm"), form_key(data)
         if change == "rollback":
             version = text(data, "version").strip() or None
             return command_redirect(
                 request,
                 back,
-                lambda: services.packages.rollback(signed_in, tenant, name, version, confirm=confirm),
+                lambda: services.packages.rollback(
+                    signed_in, tenant, name, version, confirm=confirm, idempotency_key=key
+                ),
                 lambda done: (
                     f"Operation {done.body.get('operation_id')} switches {name} to {version or 'its previous version'}."
                 ),
@@ -121,7 +123,7 @@ class PackagePages(Controller):
             return command_redirect(
                 request,
                 back,
-                lambda: services.packages.uninstall(signed_in, tenant, name, confirm=confirm),
+                lambda: services.packages.uninstall(signed_in, tenant, name, confirm=confirm, idempotency_key=key),
                 lambda done: f"Operation {done.body.get('operation_id')} takes {name} off the site.",
             )
         flash_error(request, BadRequest("Roll back or uninstall.", details={"change": change}))

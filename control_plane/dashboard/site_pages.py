@@ -185,7 +185,9 @@ class SitePages(Controller):
         return command_redirect(
             request,
             back,
-            lambda: services.site.rebuild_search(signed_in, tenant, force=checked(data, "force")),
+            lambda: services.site.rebuild_search(
+                signed_in, tenant, force=checked(data, "force"), idempotency_key=form_key(data)
+            ),
             says,
             then=then,
         )

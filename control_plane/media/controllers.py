@@ -66,11 +66,16 @@ class MediaController(Controller):
 
     @post("/sweep", sync_to_thread=True, status_code=202)
     def sweep(
-        self, tenant: str, principal: Principal, services: Services, data: ConfirmRequest | None = None
+        self,
+        tenant: str,
+        principal: Principal,
+        services: Services,
+        data: ConfirmRequest | None = None,
+        idempotency_key: IdempotencyKey = None,
     ) -> Response[dict[str, Any]]:
         """Run sweep_media now (it also runs nightly): 202 with its operation, whose outcome lists purged and kept."""
         data = data or ConfirmRequest()
-        return respond(services.media.sweep(principal, tenant, confirm=data.confirm))
+        return respond(services.media.sweep(principal, tenant, confirm=data.confirm, idempotency_key=idempotency_key))
 
     @get("/{media_id:str}", sync_to_thread=True)
     def read(self, tenant: str, media_id: str, principal: Principal, services: Services) -> MediaOut:

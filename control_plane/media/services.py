@@ -64,10 +64,15 @@ class MediaService:
             principal, Command(tenant, "content.edit", f"media.restore:{media_id}", m.RestoreMedia(media_id=media_id))
         )
 
-    def sweep(self, principal: Principal, tenant: str, *, confirm: bool) -> CommandResult:
+    def sweep(
+        self, principal: Principal, tenant: str, *, confirm: bool, idempotency_key: str | None = None
+    ) -> CommandResult:
         """Queue sweep_media now: files past retention that nothing references are deleted for good."""
         return self.gate.execute(
-            principal, Command(tenant, "site.admin", "media.sweep", m.SweepMedia(), confirm=confirm)
+            principal,
+            Command(
+                tenant, "site.admin", "media.sweep", m.SweepMedia(), confirm=confirm, idempotency_key=idempotency_key
+            ),
         )
 
     def policy(self, principal: Principal, tenant: str) -> MediaPolicyOut:

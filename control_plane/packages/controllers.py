@@ -49,17 +49,35 @@ class PackageController(Controller):
 
     @post("/packages/{name:str}/rollback", sync_to_thread=True, status_code=202)
     def rollback(
-        self, tenant: str, name: str, data: PackageRollback, principal: Principal, services: Services
+        self,
+        tenant: str,
+        name: str,
+        data: PackageRollback,
+        principal: Principal,
+        services: Services,
+        idempotency_key: IdempotencyKey = None,
     ) -> Response[dict[str, Any]]:
         """Switch back to an installed version of the package (default: the previous one)."""
-        return respond(services.packages.rollback(principal, tenant, name, data.version, confirm=data.confirm))
+        return respond(
+            services.packages.rollback(
+                principal, tenant, name, data.version, confirm=data.confirm, idempotency_key=idempotency_key
+            )
+        )
 
     @post("/packages/{name:str}/uninstall", sync_to_thread=True, status_code=202)
     def uninstall(
-        self, tenant: str, name: str, data: PackageUninstall, principal: Principal, services: Services
+        self,
+        tenant: str,
+        name: str,
+        data: PackageUninstall,
+        principal: Principal,
+        services: Services,
+        idempotency_key: IdempotencyKey = None,
     ) -> Response[dict[str, Any]]:
         """Take the package off the site (a theme the site is pinned to: 409 package_in_use)."""
-        return respond(services.packages.uninstall(principal, tenant, name, confirm=data.confirm))
+        return respond(
+            services.packages.uninstall(principal, tenant, name, confirm=data.confirm, idempotency_key=idempotency_key)
+        )
 
     @get("/package-keys", sync_to_thread=True)
     def keys(self, tenant: str, principal: Principal, services: Services) -> list[PackageKeyOut]:

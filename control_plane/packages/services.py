@@ -80,18 +80,32 @@ class PackageService:
         )
 
     def rollback(
-        self, principal: Principal, tenant: str, name: str, version: str | None, *, confirm: bool
+        self,
+        principal: Principal,
+        tenant: str,
+        name: str,
+        version: str | None,
+        *,
+        confirm: bool,
+        idempotency_key: str | None = None,
     ) -> CommandResult:
-        """Switch back to an installed version (default: the previous one)."""
+        """Switch back to an installed version (default: the previous one: a repeat without the same
+        ``idempotency_key`` steps back once more)."""
         message = m.RollbackPackage(name=name, version=version)
+        scope = f"packages.rollback:{name}"
         return self.gate.execute(
-            principal, Command(tenant, "site.admin", f"packages.rollback:{name}", message, confirm=confirm)
+            principal,
+            Command(tenant, "site.admin", scope, message, confirm=confirm, idempotency_key=idempotency_key),
         )
 
-    def uninstall(self, principal: Principal, tenant: str, name: str, *, confirm: bool) -> CommandResult:
+    def uninstall(
+        self, principal: Principal, tenant: str, name: str, *, confirm: bool, idempotency_key: str | None = None
+    ) -> CommandResult:
         message = m.UninstallPackage(name=name)
+        scope = f"packages.uninstall:{name}"
         return self.gate.execute(
-            principal, Command(tenant, "site.admin", f"packages.uninstall:{name}", message, confirm=confirm)
+            principal,
+            Command(tenant, "site.admin", scope, message, confirm=confirm, idempotency_key=idempotency_key),
         )
 
     def keys(self, principal: Principal, tenant: str) -> list[PackageKeyOut]:

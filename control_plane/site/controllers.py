@@ -56,10 +56,17 @@ class SiteController(Controller):
 
     @post("/search/rebuild", sync_to_thread=True, status_code=202)
     def rebuild_search(
-        self, tenant: str, data: RebuildRequest, principal: Principal, services: Services
+        self,
+        tenant: str,
+        data: RebuildRequest,
+        principal: Principal,
+        services: Services,
+        idempotency_key: IdempotencyKey = None,
     ) -> Response[dict[str, Any]]:
         """Replay every published document into a fresh index (no-op if populated unless forced)."""
-        return respond(services.site.rebuild_search(principal, tenant, force=data.force))
+        return respond(
+            services.site.rebuild_search(principal, tenant, force=data.force, idempotency_key=idempotency_key)
+        )
 
 
 __all__ = ["SiteController"]

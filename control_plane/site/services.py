@@ -44,10 +44,13 @@ class SiteService:
             principal, Command(tenant, "site.admin", "site.configure", message, idempotency_key=idempotency_key)
         )
 
-    def rebuild_search(self, principal: Principal, tenant: str, *, force: bool) -> CommandResult:
+    def rebuild_search(
+        self, principal: Principal, tenant: str, *, force: bool, idempotency_key: str | None = None
+    ) -> CommandResult:
         """Replay every published document into a fresh index (a no-op if populated unless forced)."""
+        message = m.RebuildSearch(force=force)
         return self.gate.execute(
-            principal, Command(tenant, "site.admin", "search.rebuild", m.RebuildSearch(force=force))
+            principal, Command(tenant, "site.admin", "search.rebuild", message, idempotency_key=idempotency_key)
         )
 
     def seed(self, principal: Principal, tenant: str) -> CommandResult:

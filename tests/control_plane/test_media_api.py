@@ -162,6 +162,23 @@ def test_an_idempotency_key_makes_a_repeated_upload_one_file(library: Library) -
     assert len(library.objects(slug)) == 1
 
 
+def test_an_idempotency_key_makes_a_repeated_sweep_or_search_rebuild_one_operation(library: Library) -> None:
+    slug, owner = library.new_tenant()
+    for path, body in (
+        (f"/api/tenants/{slug}/media/sweep", {"confirm": True}),
+        (f"/api/tenants/{slug}/search/rebuild", {"force": True}),
+    ):
+        headers = {**owner, "Idempotency-Key": f"again-{path.rsplit('/', 1)[-1]}"}
+        first = library.api.post(path, json=body, headers=headers)
+        again = library.api.post(path, json=body, headers=headers)
+        assert first.status_code == again.status_code == 202, first.text
+        assert again.json()["operation_id"] == first.json()["operation_id"] and again.json()["replayed"] is True
+        fresh = library.api.post(path, json=body, headers={**owner, "Idempotency-Key": "another"})
+        assert fresh.json()["operation_id"] != first.json()["operation_id"]
+    operations = library.api.get(f"/api/tenants/{slug}/operations", headers=owner).json()
+    assert sorted(o["kind"] for o in operations) == ["media_sweep", "media_sweep", "search_rebuild", "search_rebuild"]
+
+
 def test_the_site_serves_a_file_for_a_year_with_its_surrogate_key_until_it_is_swept(library: Library) -> None:
     slug, owner = library.new_tenant()
     data = png()

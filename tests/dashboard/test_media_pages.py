@@ -53,6 +53,31 @@ def test_a_file_is_uploaded_found_trashed_and_restored(dashboard: Dashboard) -> 
     assert "logo.png" in page.text and 'type="file"' not in page.text and "Move to trash" not in page.text
 
 
+def test_an_upload_sent_twice_from_one_page_adds_one_file_and_the_scripts_uploads_each_add_one(
+    dashboard: Dashboard,
+) -> None:
+    browser = dashboard.browser(dashboard.tenant("acme"))
+    library = browser.get("/dashboard/sites/acme/media")
+    assert f'name="form_key" value="{browser.form_key}"' in library.text
+
+    def upload(name: str, **form: str):  # type: ignore[no-untyped-def]
+        return browser.client.post(
+            "/dashboard/sites/acme/media",
+            data={"csrf_token": browser.csrf, **form},
+            files={"file": (name, _png(), "image/png")},
+            headers={"Origin": ORIGIN},
+        )
+
+    key = browser.form_key
+    first, second = upload("logo.png", form_key=key), upload("logo.png", form_key=key)  # a double click
+    assert "Uploaded “logo.png”" in _flash(first.text) and "Uploaded “logo.png”" in _flash(second.text)
+    assert [m.name for m in dashboard.services.media.list(OPERATOR, "acme")] == ["logo.png"]
+    other = upload("banner.png", form_key=key)  # the same page sent again with another file
+    assert other.status_code == 409 and "already sent with other values" in other.text
+    upload("a.png"), upload("b.png")  # media-upload.js sends each file on its own, without the page's key
+    assert sorted(m.name for m in dashboard.services.media.list(OPERATOR, "acme")) == ["a.png", "b.png", "logo.png"]
+
+
 def test_a_files_page_says_where_it_is_used_and_the_library_offers_drag_and_drop(dashboard: Dashboard) -> None:
     token = dashboard.tenant("acme")
     media = dashboard.services.media.upload(OPERATOR, "acme", "hero.png", _png()).body["id"]

@@ -107,6 +107,22 @@ def test_search_rebuild_queues_an_operation(dashboard: Dashboard) -> None:
     assert [o.kind for o in dashboard.operations("acme")] == ["search_rebuild"]
 
 
+def test_a_search_rebuild_sent_twice_from_one_page_queues_one_operation(dashboard: Dashboard) -> None:
+    browser = dashboard.browser(dashboard.tenant("acme"))
+    browser.get("/dashboard/sites/acme/site")
+    form = {"force": "yes", "form_key": browser.form_key}
+
+    first = browser.post("/dashboard/sites/acme/site/search", form)
+    second = browser.post("/dashboard/sites/acme/site/search", form)  # a double click
+
+    (operation,) = dashboard.operations("acme")
+    assert operation.kind == "search_rebuild"
+    assert operation.id in _flash(first.text) and operation.id in _flash(second.text)
+    browser.get("/dashboard/sites/acme/site")  # a new page, a new key: a new rebuild
+    browser.post("/dashboard/sites/acme/site/search", {"force": "yes", "form_key": browser.form_key})
+    assert len(dashboard.operations("acme")) == 2
+
+
 def test_an_editor_edits_navigation_but_not_settings_or_webhooks_and_a_viewer_edits_nothing(
     dashboard: Dashboard,
 ) -> None:
