@@ -5,7 +5,8 @@ CSRF token, the sign-in time and pending flash messages. Litestar's cookie backe
 encrypts and authenticates it with AES-GCM under a key derived from
 ``PRESSROOM_SESSION_SECRET`` (``ControlPlaneSettings.session_secret``); without it each
 process draws a random key, so sessions end when it restarts and do not cross replicas
-(a warning says so).
+(a warning says so). ``make up`` keeps a secret in ``data/local-credentials.json`` and the
+Helm chart one in its auth Secret, so neither runs without one.
 """
 
 from __future__ import annotations

@@ -94,7 +94,9 @@ class Stack:
         cp = self.settings.control_plane
         credentials = self._read_credentials()
         operator_token = credentials.get("operator_token") or "pro_" + secrets.token_urlsafe(32)
-        env = self._child_env(operator_token)
+        # The dashboard's cookie key, kept with the tokens: a sign-in outlives a restart of the control plane.
+        session_secret = credentials.get("session_secret") or secrets.token_urlsafe(32)
+        env = self._child_env(operator_token, session_secret)
         sup.events.say("starting PostgreSQL for Prefect (data/prefect-pg)…")
         for spec in self._specs(sup.events, env):
             sup.add(spec)
@@ -116,7 +118,7 @@ class Stack:
         tenant_token = credentials.get("tenant_token")
         if seed:
             tenant_token = ensure_example_tenant(api, operator_token, tenant_token, say=sup.events.say, pause=sup.pause)
-        credentials = {
+        shown = {
             "operator_token": operator_token,
             "tenant": EXAMPLE_TENANT,
             "tenant_token": tenant_token,
@@ -124,8 +126,8 @@ class Stack:
             "site_url": f"{site}/{EXAMPLE_TENANT}/",
             "prefect_ui_url": self.prefect_ui_url,
         }
-        self._write_credentials(credentials)
-        sup.events.say(json.dumps(credentials, indent=2))
+        self._write_credentials({**shown, "session_secret": session_secret})
+        sup.events.say(json.dumps(shown, indent=2))
         sup.events.emit(
             "stack_up",
             f"\nPressroom is up.\n  dashboard / API  {api}\n  public site      {site}/{EXAMPLE_TENANT}/\n"
@@ -200,9 +202,9 @@ class Stack:
             ChildSpec("worker", [*cli, "worker"], self.logs_dir / "worker.log", env=env, stop_timeout=35),
         ]
 
-    def _child_env(self, operator_token: str) -> dict[str, str]:
+    def _child_env(self, operator_token: str, session_secret: str) -> dict[str, str]:
         cp = self.settings.control_plane
-        env = dict(os.environ)
+        env = {"PRESSROOM_SESSION_SECRET": session_secret, **os.environ}  # one the user set wins
         env.update(prefect_env(api_url=f"{self.prefect_ui_url}/api", home=self.data_dir / "prefect"))
         env.update(
             {

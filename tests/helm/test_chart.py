@@ -387,6 +387,12 @@ def test_secrets_reach_only_the_processes_that_need_them(full_render: Rendered) 
     )
     assert control["PRESSROOM_DB_PASSWORD"] == {"secretKeyRef": {"name": f"{PREFIX}-postgresql", "key": "password"}}
     assert control["PRESSROOM_OPERATOR_TOKEN"]["secretKeyRef"]["name"] == f"{PREFIX}-auth"
+    # One dashboard cookie key for every replica: a sign-in made on one is valid on the others.
+    assert control["PRESSROOM_SESSION_SECRET"] == {
+        "secretKeyRef": {"name": f"{PREFIX}-auth", "key": "PRESSROOM_SESSION_SECRET"}
+    }
+    (auth,) = [s for s in full_render.of_kind("Secret") if s["metadata"]["name"] == f"{PREFIX}-auth"]
+    assert len(base64.b64decode(auth["data"]["PRESSROOM_SESSION_SECRET"])) >= 16
     for name in ("PRESSROOM_S3_ACCESS_KEY", "PRESSROOM_S3_SECRET_KEY"):
         assert control[name] == {"secretKeyRef": {"name": f"{PREFIX}-s3", "key": name}}
     prefect = container_env(main_container(full_render.get("Deployment", f"{PREFIX}-prefect")))
@@ -397,6 +403,7 @@ def test_secrets_reach_only_the_processes_that_need_them(full_render: Rendered) 
         env = container_env(main_container(full_render.get(kind, workload)))
         assert "PRESSROOM_PURGE_SECRET" in env and "PRESSROOM_S3_SECRET_KEY" in env
         assert "PRESSROOM_DATABASE_URL" not in env and "PRESSROOM_OPERATOR_TOKEN" not in env
+        assert "PRESSROOM_SESSION_SECRET" not in env
         assert not any(name.startswith("PRESSROOM_SHARD_SECRET_") for name in env)  # other shards' credentials
     site = container_env(main_container(full_render.get("Deployment", f"{PREFIX}-site")))
     assert "PRESSROOM_RUNTIME_SECRET" not in site
@@ -450,6 +457,19 @@ def test_image_comes_from_values(helm_binary: Path) -> None:
     assert images == {"ghcr.io/acme/pressroom:1.2.3"}
 
 
+def test_the_session_secret_comes_from_values_or_an_existing_secret_where_it_may_be_missing(helm_binary: Path) -> None:
+    given = render(helm_binary, "--set", "auth.sessionSecret=0123456789abcdef-given")
+    (auth,) = [s for s in given.of_kind("Secret") if s["metadata"]["name"] == f"{PREFIX}-auth"]
+    assert base64.b64decode(auth["data"]["PRESSROOM_SESSION_SECRET"]) == b"0123456789abcdef-given"
+    existing = render(helm_binary, "--set", "auth.existingSecret=my-auth")
+    assert not [s for s in existing.of_kind("Secret") if s["metadata"]["name"] == f"{PREFIX}-auth"]
+    control = container_env(main_container(existing.get("Deployment", f"{PREFIX}-control-plane")))
+    assert control["PRESSROOM_SESSION_SECRET"] == {
+        "secretKeyRef": {"name": "my-auth", "key": "PRESSROOM_SESSION_SECRET", "optional": True}
+    }
+    assert control["PRESSROOM_OPERATOR_TOKEN"]["secretKeyRef"] == {"name": "my-auth", "key": "PRESSROOM_OPERATOR_TOKEN"}
+
+
 def test_migrations_run_as_a_hook_before_install_and_upgrade(default_render: Rendered, full_render: Rendered) -> None:
     hook = "helm.sh/hook"
     assert default_render.get("Job", f"{PREFIX}-migrate")["metadata"]["annotations"][hook] == "pre-install,pre-upgrade"
@@ -485,6 +505,7 @@ def test_control_plane_has_a_disruption_budget_and_a_service_account(default_ren
         ),
         ('varnish.enabled=true,varnish.purgeAllowedCidrs={evil"}', "is not an IP address or CIDR"),
         ("metrics.token=short", "metrics.token must be at least 16 characters"),
+        ("auth.sessionSecret=short", "auth.sessionSecret must be at least 16 characters"),
     ],
 )
 def test_bad_values_fail_with_a_message(helm_binary: Path, setting: str, message: str) -> None:

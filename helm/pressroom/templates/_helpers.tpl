@@ -130,6 +130,16 @@ helm.sh/chart: {{ printf "%s-%s" .ctx.Chart.Name .ctx.Chart.Version | replace "+
       name: {{ include "pressroom.authSecret" $ctx }}
       key: PRESSROOM_OPERATOR_TOKEN
 {{- end }}
+{{- if has "session" .needs }}
+- name: PRESSROOM_SESSION_SECRET
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "pressroom.authSecret" $ctx }}
+      key: PRESSROOM_SESSION_SECRET
+      {{- if $ctx.Values.auth.existingSecret }}
+      optional: true  # an existing Secret made before the key: each process then draws its own, with a warning
+      {{- end }}
+{{- end }}
 {{- if and (has "metrics" .needs) $ctx.Values.metrics.enabled }}
 - name: PRESSROOM_METRICS_TOKEN
   valueFrom:

@@ -146,6 +146,18 @@ class RunningStack:
         assert statuses == ["succeeded"] * len(operations)
 
 
+def sign_in(stack: RunningStack) -> httpx.Client:
+    """A browser signed into the dashboard with the example tenant's token."""
+    token = stack.api.headers["Authorization"].removeprefix("Bearer ")
+    browser = httpx.Client(base_url=str(stack.api.base_url), timeout=30, follow_redirects=True)
+    form = browser.get("/dashboard/login")
+    csrf = form.text.split('name="csrf_token" value="')[1].split('"')[0]
+    origin = {"Origin": str(stack.api.base_url).rstrip("/")}
+    signed_in = browser.post("/dashboard/login", data={"token": token, "csrf_token": csrf}, headers=origin)
+    assert signed_in.status_code == 200 and str(signed_in.url).endswith("/dashboard/sites/example"), signed_in.text
+    return browser
+
+
 @pytest.fixture
 def running_stack(tmp_path: Path) -> Iterator[RunningStack]:
     data_dir = tmp_path / "data"
@@ -213,6 +225,10 @@ def test_pressroom_up_restarts_each_killed_child_and_stops_cleanly(running_stack
     stack.wait_succeeded(operations)
     assert f"worker (pid {worker}) exited with signal SIGKILL" in stack.output.read_text()
 
+    # A dashboard sign-in outlives a restart of the control plane (its cookie key is kept with the tokens).
+    browser = sign_in(stack)
+    assert browser.get("/dashboard/sites/example").status_code == 200
+
     # Every other child in turn: it comes back and the stack serves again.
     for child in ("control-plane", "site", "prefect-server", "postgres"):
         pid = stack.pid(child)
@@ -221,6 +237,11 @@ def test_pressroom_up_restarts_each_killed_child_and_stops_cleanly(running_stack
         wait_for(stack.serving, 120, f"the stack to serve again after {child} was killed")
         exited = [e for e in stack.events("child_exited") if e["pid"] == pid]
         assert exited and exited[0]["status"] == "signal SIGKILL" and exited[0]["restart_in"] == 0.5
+        if child == "control-plane":
+            still = browser.get("/dashboard/sites/example")
+            assert still.status_code == 200 and "/dashboard/login" not in str(still.url), still.text[:300]
+    browser.close()
+    assert "session_secret" not in stack.output.read_text()  # kept in the credentials file, never printed
     stack.wait_succeeded([stack.publish("after-the-kills")])
 
     # SIGTERM to the whole process group (as `kill -TERM -<pgid>` on `make up`): exit 0, nothing left.
