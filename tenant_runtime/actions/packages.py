@@ -89,7 +89,13 @@ def platform_keyring(ws: Workspace) -> PlatformKeyring:
 
 def verify_upload(tx: Session, ws: Workspace, archive: bytes, options: dict[str, Any] | None = None) -> VerifiedPackage:
     """Verify ``archive`` against the keys this site trusts now."""
-    return verify_package(archive, keyring(tx, platform_keyring(ws)), now=utcnow(), options=options)
+    return verify_package(
+        archive,
+        keyring(tx, platform_keyring(ws)),
+        now=utcnow(),
+        options=options,
+        allow_private_webhooks=ws.settings.webhook_allow_private,
+    )
 
 
 def request_install(

@@ -53,6 +53,7 @@ class PackageCheck:
     manifest: Manifest
     files: Mapping[str, bytes]
     options: Mapping[str, Any] = field(default_factory=dict)
+    allow_private_webhooks: bool = False  # the operator's PRESSROOM_WEBHOOK_ALLOW_PRIVATE
 
 
 Validate = Callable[[PackageCheck], None]

@@ -52,9 +52,7 @@ def validate_plugin(check: PackageCheck) -> None:
     """Every hook a known event and an acceptable webhook URL, before anything is written."""
     for hook in _contributions(dict(check.manifest.contributions)).hooks:
         try:
-            check_webhook_url(
-                hook.url, allow_private=True
-            )  # its address is checked at install, by the runtime's settings
+            check_webhook_url(hook.url, allow_private=check.allow_private_webhooks)
             check_webhook_events((hook.event,))
         except PressroomError as exc:
             raise PackageRejected(

@@ -49,8 +49,10 @@ def verify_package(
     now: datetime,
     options: Mapping[str, Any] | None = None,
     max_bytes: int = MAX_ARCHIVE_BYTES,
+    allow_private_webhooks: bool = False,
 ) -> VerifiedPackage:
-    """Check ``data`` (an archive) against the trusted ``keys`` at ``now``; see the module docstring."""
+    """Check ``data`` (an archive) against the trusted ``keys`` at ``now``; see the module docstring.
+    ``allow_private_webhooks`` is the operator's ``PRESSROOM_WEBHOOK_ALLOW_PRIVATE``, for a plugin's hook URLs."""
     archive = read_archive(data, max_bytes=max_bytes)
     if archive.manifest is None:
         raise PackageRejected("The package has no manifest.json.", code="package_invalid")
@@ -79,7 +81,8 @@ def verify_package(
             details={"paths": unlisted[:20]},
             code="package_file_unlisted",
         )
-    kind_of(manifest.kind).validate(PackageCheck(manifest, archive.files, dict(options or {})))
+    check = PackageCheck(manifest, archive.files, dict(options or {}), allow_private_webhooks=allow_private_webhooks)
+    kind_of(manifest.kind).validate(check)
     return VerifiedPackage(manifest, document, archive.files, key, hashlib.sha256(data).hexdigest())
 
 

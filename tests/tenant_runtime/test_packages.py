@@ -197,3 +197,18 @@ def test_a_plugin_with_an_unacceptable_hook_is_refused_before_anything_is_writte
         with pytest.raises(PackageRejected) as caught:
             verify_package(archive, _keys(publisher), now=utcnow())
         assert caught.value.code == "plugin_invalid" and caught.value.details["hook"] == hook
+
+
+def test_a_plugin_hook_naming_a_private_address_is_refused_unless_the_operator_allows_private_webhooks(
+    publisher: Publisher,
+) -> None:
+    hook = {"event": "after_publish", "url": "http://169.254.169.254/latest/meta-data"}
+    archive = publisher.archive(
+        {"README.md": b"x"}, name="notifier", version="1.0.0", kind="plugin", contributions={"hooks": [hook]}
+    )
+    with pytest.raises(PackageRejected) as caught:
+        verify_package(archive, _keys(publisher), now=utcnow())
+    assert caught.value.code == "plugin_invalid" and caught.value.details["host"] == "169.254.169.254"
+    assert "private address" in caught.value.message
+    allowed = verify_package(archive, _keys(publisher), now=utcnow(), allow_private_webhooks=True)
+    assert allowed.manifest.ref == "notifier@1.0.0"
