@@ -23,7 +23,7 @@ from control_plane.http.dependencies import provide_principal, provide_services
 from control_plane.http.errors import EXCEPTION_HANDLERS, SECURITY_SCHEMES, document_errors
 from control_plane.http.guards import json_api_body, takes_multipart
 from control_plane.http.request_log import RequestLog, bind_tenant
-from control_plane.http.schemas import StrictStructSchemaPlugin
+from control_plane.http.schemas import StrictStructSchemaPlugin, document_optional_bodies
 from control_plane.lanes.controllers import BriefController, CostController, LaneController
 from control_plane.media.controllers import MediaController, MediaPolicyController
 from control_plane.members.controllers import AuditController, MemberController, TokenController
@@ -108,6 +108,7 @@ def create_app(settings: Settings | None = None, *, services: Services | None = 
         debug=False,
     )
     document_errors(app)
+    document_optional_bodies(app)
     _cap_uploads(app, settings.control_plane.media_max_body_bytes)
     return app
 

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 import msgspec
+from litestar import Litestar
 from litestar._openapi.schema_generation.plugins import StructSchemaPlugin
+from litestar.openapi.spec import Operation, RequestBody
+from litestar.routes import HTTPRoute
 from msgspec import Meta
 
 from dispatch.runtime.views import DocumentOut
@@ -70,6 +74,28 @@ class StrictStructSchemaPlugin(StructSchemaPlugin):
         return schema
 
 
+@dataclass
+class OptionalBodyOperation(Operation):
+    """An operation whose body may be left out: Litestar 2 marks every request body required, even when the
+    handler's ``data`` has a default (``data: ConfirmRequest | None = None``)."""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.request_body, RequestBody):
+            self.request_body.required = False
+
+
+def document_optional_bodies(app: Litestar) -> None:
+    """Say ``required: false`` for the body of every handler whose ``data`` has a default (before the schema is
+    first rendered, as ``document_errors``)."""
+    for route in app.routes:
+        if not isinstance(route, HTTPRoute):
+            continue
+        for handler in route.route_handlers:
+            data = handler.parsed_fn_signature.parameters.get("data")
+            if data is not None and data.has_default and handler.operation_class is Operation:
+                handler.operation_class = OptionalBodyOperation
+
+
 __all__ = [
     "VISIBLE_TEXT",
     "Accepted",
@@ -77,9 +103,11 @@ __all__ = [
     "ConfirmRequest",
     "ErrorBody",
     "ErrorDetail",
+    "OptionalBodyOperation",
     "Slug",
     "StrictStructSchemaPlugin",
     "Title",
     "Version",
+    "document_optional_bodies",
     "reject_control",
 ]

@@ -119,6 +119,26 @@ def test_the_openapi_document_declares_the_error_shape_and_bearer_auth(api: Test
     assert "dead" in status["schema"]["enum"]
 
 
+def test_the_openapi_document_says_which_bodies_may_be_left_out_and_they_may(
+    api: TestClient[Any], owner: dict[str, str]
+) -> None:
+    paths = api.get("/schema/openapi.json").json()["paths"]
+    bodies = {
+        (method, path): op["requestBody"].get("required", False)
+        for path, item in paths.items()
+        for method, op in item.items()
+        if "requestBody" in op
+    }
+    optional = sorted(key for key, required in bodies.items() if not required)
+    assert ("post", "/api/tenants/{tenant}/media/sweep") in optional
+    assert ("post", "/api/tenants/{tenant}/documents/{document_id}/publish") in optional
+    assert len(optional) == 8  # every handler whose data has a default, and only those
+    assert bodies[("post", "/api/tenants/{tenant}/documents")] is True
+    # Left out, a body is its default (test_a_command_without_a_body_needs_no_content_type): here, a sweep.
+    swept = api.post("/api/tenants/acme/media/sweep", headers=owner)
+    assert_error(swept, 400, "confirmation_required")
+
+
 def test_each_declared_error_status_is_answered_in_the_declared_shape(
     api: TestClient[Any], owner: dict[str, str]
 ) -> None:
