@@ -13,7 +13,6 @@ quantised with Pillow when that keeps it small.
 from __future__ import annotations
 
 import io
-import socket
 import sys
 import tempfile
 import threading
@@ -28,6 +27,7 @@ from sqlmodel import select
 
 from benchmarks.dashboard_site import OPERATOR_TOKEN, Site, api_call, dashboard_site
 from control_plane.app import create_app
+from control_plane.local import free_port
 from control_plane.public.app import create_site_app
 from tenant_runtime.actions import operations as operation_actions
 from tenant_runtime.workflows import Carried
@@ -178,12 +178,6 @@ def seed(site: Site) -> dict[str, str]:
     return {"token": token, "document": docs[0]["id"], "media": media["id"]}
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _optimise(path: Path) -> None:
     if path.stat().st_size <= MAX_BYTES:
         return
@@ -255,7 +249,7 @@ def _serve(app: Any, port: int) -> tuple[uvicorn.Server, threading.Thread]:
 
 def main(argv: list[str]) -> int:
     out = Path(argv[0]) if argv else Path("docs/dashboard")
-    dashboard_port, site_port = _free_port(), _free_port()
+    dashboard_port, site_port = free_port(), free_port()
     site_url = f"http://127.0.0.1:{site_port}"  # the public site serves the media the library shows
     with tempfile.TemporaryDirectory(prefix="pressroom-shots-") as root, dashboard_site(Path(root), site_url) as site:
         ids = seed(site)
