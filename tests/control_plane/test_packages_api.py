@@ -12,10 +12,14 @@ from typing import Any
 
 import pytest
 from litestar.testing import TestClient
+from sqlmodel import select
 
 from control_plane.app import create_app
 from control_plane.container import Services
 from dispatch.prefect_twin import RecordingPrefect
+from tenant_runtime.actions import packages
+from tenant_runtime.workflows import InstallPackageParameters
+from tenant_runtime.workspace import Operation
 from tests.fixtures.http_errors import assert_error
 from tests.fixtures.source_server import SourceServer
 from tests.fixtures.stack import OPERATOR_TOKEN, make_settings
@@ -115,6 +119,44 @@ def test_platform_keys_are_trusted_by_every_tenant_until_revoked(room: tuple[Tes
     audit = api.get("/ops/audit?action=package.key.platform.revoke", headers=OPERATOR).json()
     assert [a["object_id"] for a in audit] == [added.json()["key_id"]]
     assert json.loads(json.dumps(keys))  # plain JSON
+
+
+def _run_installs(services: Services, slug: str) -> None:
+    """What the install_package runs of the queued operations do (the twin of Prefect runs none)."""
+    assert services.factory is not None
+    ws = services.factory.open(slug)
+    with ws.reader() as tx:
+        queued = list(tx.exec(select(Operation).where(Operation.status == "queued").order_by(Operation.created_at)))
+    for operation in queued:
+        params = InstallPackageParameters.model_validate(operation.parameters)
+        packages.verify_stored(ws, params)
+        packages.stage(ws, params)
+        packages.activate(ws, params)
+        with ws.transaction() as tx:
+            row = tx.get(Operation, operation.id)
+            assert row is not None
+            row.status = "succeeded"
+            tx.add(row)
+
+
+def test_an_idempotency_key_makes_a_repeated_rollback_or_uninstall_one_operation(
+    room: tuple[TestClient[Any], Services],
+) -> None:
+    api, services = room
+    owner = _tenant(api, "rolls")
+    publisher = Publisher()
+    api.post("/api/tenants/rolls/package-keys", json={"public_key": publisher.public_key}, headers=owner)
+    for version in ("1.0.0", "1.1.0"):
+        assert _install(api, "rolls", owner, publisher.theme(version=version)).status_code == 202
+        _run_installs(services, "rolls")
+    for change, body in (("rollback", {"confirm": True}), ("uninstall", {"confirm": True})):
+        headers = {**owner, "Idempotency-Key": f"{change}-1"}
+        first = api.post(f"/api/tenants/rolls/packages/magazine/{change}", json=body, headers=headers)
+        again = api.post(f"/api/tenants/rolls/packages/magazine/{change}", json=body, headers=headers)
+        assert first.status_code == again.status_code == 202, first.text
+        assert again.json()["operation_id"] == first.json()["operation_id"] and again.json()["replayed"] is True
+    operations = api.get("/api/tenants/rolls/operations", headers=owner).json()
+    assert len(operations) == 4  # two installs, one rollback, one uninstall
 
 
 @pytest.fixture
