@@ -225,10 +225,12 @@ class RuntimeWorker:
         """The queues this poll names in the pool query, at most ``_QUEUE_BATCH``; none when nothing waits."""
         waiting = await self.gateway.waiting_queues()
         names = self._waiting_queue_names(waiting.queues)
-        if self.tenants is None or not waiting.full or len(names) >= _QUEUE_BATCH:
+        if not waiting.full or len(names) >= _QUEUE_BATCH:
             return names
         # The pool is shared by every shard: when another is down or a fan-out made thousands of runs due at
         # once, its oldest due runs can all be other shards', and this shard's would wait until they drain.
+        # The embedded worker serves every tenant: there one tenant's backlog of older runs is what hides the
+        # others' (a ring names a tenant only once, when its run is sent).
         chunk = [queue for queue in self._next_own_chunk() if queue not in names]
         if not chunk:
             return names
@@ -241,7 +243,7 @@ class RuntimeWorker:
         Kept by name, not by position, so a tenant added or removed meanwhile shifts no queue out of turn:
         every served queue is in a chunk within ceil(queues / ``_OWN_CHUNK``) + 1 calls.
         """
-        served = sorted(self._queues_now())
+        served = sorted(self._queues_now() if self.tenants is not None else self._every_tenants_queues())
         start = bisect.bisect_right(served, self._chunk_after)
         if start >= len(served):
             start = 0
@@ -267,6 +269,14 @@ class RuntimeWorker:
             if len(names) >= _QUEUE_BATCH:
                 break  # the rest are asked for at the next poll, which comes at once when this one started runs
         return list(names)
+
+    def _every_tenants_queues(self) -> set[str]:
+        """The embedded worker's: the queue of every tenant with a workspace here (read only when the pool-wide
+        read came back full), and the platform's."""
+        queues = {self.settings.queue_for(t) for t in list_tenants(self.factory.settings)}
+        if self.platform:
+            queues.add(self.settings.platform_queue)
+        return queues
 
     def _queues_now(self) -> set[str]:
         queues = {self.settings.queue_for(t) for t in self.tenants or ()}

@@ -1,6 +1,7 @@
 """A shard's worker: it polls only its tenants' queues, leaves a draining tenant's runs alone, finds
 its tenants' runs behind a backlog of other shards' (asking about a rotating chunk of its own queues),
-and refuses at claim a run of a tenant it does not hold (nothing written)."""
+and refuses at claim a run of a tenant it does not hold (nothing written). The embedded worker (every
+tenant) asks the same second question when one tenant's backlog fills the pool-wide read."""
 
 from __future__ import annotations
 
@@ -114,6 +115,33 @@ def test_a_shard_whose_due_run_is_behind_the_pools_oldest_1000_of_other_shards_s
     own = ["tenant-alpha", "tenant-bravo", "tenant-charlie", "tenant-delta", "tenant-echo"]
     assert pool.waited == [None, own]  # the pool-wide read came back full: then its own queues, one chunk
     assert pool.asked == [["tenant-charlie"]]
+
+
+def test_the_embedded_worker_starts_a_tenants_run_behind_another_tenants_backlog(
+    workspace_factory: WorkspaceFactory,
+) -> None:
+    # The worker of every tenant (make up's): alpha's 1,000 older runs fill the pool-wide read; charlie's is newer.
+    for tenant in ("alpha", "bravo", "charlie"):
+        workspace_factory.create(tenant)
+    mine = _run("tenant-charlie")
+    pool = PoolTwin([*(_run("tenant-alpha") for _ in range(OLDEST)), mine])
+    settings = DispatchSettings()
+    worker = RuntimeWorker(settings, workspace_factory, pool)  # type: ignore[arg-type]
+    worker._execute = lambda flow_run: asyncio.sleep(0)  # type: ignore[method-assign]  # only the poll is tested
+    assert _poll(worker) == min(settings.concurrency, OLDEST + 1)
+    assert str(mine.id) in pool.taken  # its turn beside alpha's, not after alpha's backlog drains
+    others = sorted(["tenant-bravo", "tenant-charlie", settings.platform_queue])
+    assert pool.waited == [None, others]  # the full read, then every other queue here (a tenant's or the platform's)
+    assert pool.asked == [["tenant-alpha", "tenant-charlie"]]
+
+
+def test_an_embedded_worker_whose_read_is_not_full_asks_nothing_more(workspace_factory: WorkspaceFactory) -> None:
+    workspace_factory.create("alpha")
+    pool = PoolTwin([_run("tenant-alpha") for _ in range(10)])
+    worker = RuntimeWorker(DispatchSettings(), workspace_factory, pool)  # type: ignore[arg-type]
+    worker._execute = lambda flow_run: asyncio.sleep(0)  # type: ignore[method-assign]
+    assert _poll(worker) > 0
+    assert pool.waited == [None] and pool.asked == [["tenant-alpha"]]
 
 
 def test_an_idle_shard_makes_one_cheap_read_a_poll_and_nothing_else(workspace_factory: WorkspaceFactory) -> None:
