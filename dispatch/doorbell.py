@@ -13,7 +13,8 @@ which runs are due and claims them as before, so a lost, late or duplicate ring
 costs nothing but latency, and the poll every ``PRESSROOM_WORKER_POLL_SECONDS``
 stays as the fallback (a worker on another host, a full socket buffer, a
 directory the process may not bind in). A socket left by a worker that died
-refuses the next ring and the ringer removes it. A data directory too deep for a
+refuses the next ring and the ringer removes it; so does the next worker to open
+its bell (it connects to each: a live bell hears nothing, a dead one refuses). A data directory too deep for a
 socket path (``sun_path`` holds 107 bytes) gets its sockets in a short directory
 of the system's temp dir named by a digest of the data directory's path, mode
 700 and refused unless this user owns it, so workers and relays of one data
@@ -111,6 +112,7 @@ class Doorbell:
             return self
         self._sock, self.path = sock, path
         self._loop.add_reader(sock.fileno(), self._readable)
+        _remove_dead(self.directory, keep=path)
         return self
 
     def close(self) -> None:
@@ -171,6 +173,27 @@ class Doorbell:
             tenant = data.decode(errors="replace")
             if self.serves is None or tenant in self.serves:
                 self._ring_tenant(tenant)
+
+
+def _remove_dead(directory: Path, *, keep: Path) -> int:
+    """Remove the sockets of workers that died without closing their bell (a kill -9), however long no ring
+    came; how many. A connect reaches a live bell without sending it anything; a dead one refuses it."""
+    removed = 0
+    try:
+        entries = [e for e in os.scandir(directory) if e.name.endswith(".sock") and e.path != os.fspath(keep)]
+    except OSError:
+        return 0
+    for entry in entries:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as probe:
+            try:
+                probe.connect(entry.path)
+            except ConnectionRefusedError:
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+                    removed += 1
+            except OSError:
+                continue  # gone meanwhile, or not ours to judge
+    return removed
 
 
 def ring(data_dir: Path, tenant: str) -> int:

@@ -122,6 +122,34 @@ def test_the_socket_of_a_dead_worker_is_removed_by_the_next_ring(tmp_path: Path)
     assert doorbell.ring(tmp_path / "nowhere", "acme") == 0  # no directory: nothing to ring, no error
 
 
+def test_the_next_worker_to_open_its_bell_removes_dead_sockets_and_leaves_live_ones(tmp_path: Path) -> None:
+    directory = doorbell._directory(tmp_path)
+    directory.mkdir(mode=0o700)
+    dead = directory / "worker-1-dead.sock"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as gone:
+        gone.bind(str(dead))  # closed at once, the file left: as after a kill -9
+    live_path = directory / "worker-2-live.sock"
+    live = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    live.bind(str(live_path))
+    live.setblocking(False)
+
+    async def open_and_close() -> Path | None:
+        bell = Doorbell(tmp_path).open()
+        try:
+            return bell.path
+        finally:
+            bell.close()
+
+    try:
+        opened = asyncio.run(open_and_close())
+        assert opened is not None and opened.parent == directory
+        assert not dead.exists() and live_path.exists()
+        with pytest.raises(BlockingIOError):
+            live.recv(256)  # the live bell was only connected to: no ring reached it
+    finally:
+        live.close()
+
+
 def test_the_relay_rings_once_its_runs_are_in_prefect_and_not_when_push_is_off(
     workspace_factory: WorkspaceFactory, workspace: Workspace
 ) -> None:
