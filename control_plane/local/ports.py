@@ -58,23 +58,13 @@ def free_port() -> int:
     candidates = [port for port in (*range(_LOWEST_CHOSEN, low), *range(high + 1, 65536)) if port not in _handed_out]
     random.shuffle(candidates)
     for port in candidates[:200]:
-        if _bindable(port):
+        if port_is_free("127.0.0.1", port):
             _handed_out.add(port)
             return port
     # The whole space is ephemeral (or taken): the kernel's choice is the best left.
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def _bindable(port: int) -> bool:
-    """Free on loopback (a server on 0.0.0.0 holds it there too; so does a connection in TIME_WAIT)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        try:
-            sock.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
 
 
 def port_is_free(host: str, port: int) -> bool:
